@@ -1,0 +1,50 @@
+"""ember.core: the Tensor, dtypes, devices, the op registry and every tensor op.
+
+Each op module lists its top-level ``FUNCTIONS`` and its Tensor ``METHODS``; this file
+gathers them, so adding an op never means editing two places.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from . import creation, dtypes, random
+from .creation import *  # noqa: F403
+from .device import cuda_available, device, device_count
+from .dispatch import REGISTRY, Op, grad_mode, hooks, register
+from .dtypes import *  # noqa: F403
+from .ops import conversion, elementwise
+from .random import *  # noqa: F403
+from .tensor import Size, Tensor
+
+OP_MODULES: tuple[ModuleType, ...] = (conversion, elementwise)
+
+
+def _install(modules: tuple[ModuleType, ...]) -> list[str]:
+    names = []
+    g = globals()
+    for mod in modules:
+        for name in mod.FUNCTIONS:
+            g[name] = getattr(mod, name)
+            names.append(name)
+        for name, fn in mod.METHODS.items():
+            setattr(Tensor, name, fn)
+    return names
+
+
+_op_names = _install(OP_MODULES)
+
+
+def is_tensor(obj: Any) -> bool:
+    """True for ember Tensors (and subclasses such as Parameter)."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+__all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",
+            "Op", "register", "REGISTRY", "hooks", "grad_mode"]
+           + creation.__all__ + dtypes.__all__ + random.__all__ + _op_names)

@@ -1,0 +1,375 @@
+"""The Tensor: a backend array (numpy or cupy) with dtype, device and autograd slots.
+
+Ops live in ``ember.core.ops`` and are attached as methods in ``methods.py``; this file
+holds what a Tensor *is*: its storage, metadata, views and conversions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import CPU, device
+
+__all__ = ["Tensor", "make", "make_view", "bump_version"]
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's semantics."""
+
+    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_requires_grad", "grad",
+                 "grad_fn", "_ag", "__weakref__", "__dict__")
+
+    # The legacy constructor ``Tensor([...])`` / ``Tensor(2, 3)`` makes a float tensor.
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        from .creation import legacy_tensor
+
+        return legacy_tensor(cls, *args, **kwargs)
+
+    # --------------------------------------------------------------- metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[wrap_dim(dim, len(shape), "size")]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.size * self.dtype.itemsize
+
+    def stride(self, dim: int | None = None) -> Any:
+        item = self.dtype.itemsize
+        strides = tuple(s // item for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[wrap_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        base = self._base
+        if base is None:
+            return 0
+        return (_address(self._data) - _address(base._data)) // self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        return _address(self._data)
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def layout(self) -> str:
+        return "torch.strided"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.category == 2
+
+    def is_complex(self) -> bool:
+        return self.dtype.category == 3
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def get_device(self) -> int:
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    # --------------------------------------------------------------- autograd slots
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self.dtype.category < 2:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients (got {self.dtype})")
+        if not requires_grad and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage without autograd history (and with its own version counter)."""
+        out = make(self._data, self.dtype, self.device)
+        out._base = self._base
+        return out
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self.dtype = value.dtype
+        self.device = value.device
+
+    def detach(self) -> Tensor:
+        """A view of the same storage, out of the autograd graph."""
+        out = make(self._data, self.dtype, self.device)
+        out._vc = self._ensure_vc()
+        out._base = self._base if self._base is not None else self
+        return out
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def _ensure_vc(self) -> list[int]:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = [0]
+        return vc
+
+    # --------------------------------------------------------------- conversions
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar")
+        return _to_python(self._data.reshape(()), self.dtype)
+
+    def tolist(self) -> Any:
+        arr = self._host()
+        if self.dtype is _dt.bfloat16 or self.dtype is _dt.float16:
+            arr = arr.astype(np.float32)
+        return arr.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The CPU tensor's memory as an ndarray (shared, not copied)."""
+        if self.device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return self._host()
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data  # type: ignore[no-any-return]
+
+    def _host(self) -> np.ndarray:
+        data = self._data
+        return data if self.device.type == "cpu" else data.get()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        arr = self._host()
+        if dtype is not None:
+            arr = arr.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        shape = self._data.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self) -> Any:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))  # type: ignore[attr-defined]
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
+                               "value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category > 1 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return repr(self) if not spec else format(repr(self), spec)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        from .creation import tensor
+
+        return (tensor, (self._host().copy(), self.dtype, str(self.device), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        out = make(self._data.copy(), self.dtype, self.device)
+        out._requires_grad = self._requires_grad
+        if self.grad is not None:
+            out.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = out
+        if self.__class__ is not Tensor:
+            out.__class__ = self.__class__
+        out.__dict__.update(self.__dict__)
+        return out
+
+    # numpy defers to Tensor's reflected operators: ``np.float32(2) * t`` is a Tensor.
+    __array_ufunc__ = None
+
+
+class Size(tuple):  # type: ignore[type-arg]
+    """torch.Size: a tuple of ints that also answers ``numel()``."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def __getitem__(self, item: Any) -> Any:
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+_new = object.__new__
+
+
+def make(data: Any, dtype: _dt.dtype, dev: device = CPU) -> Tensor:
+    """Wrap a backend array whose numpy dtype is ``dtype.np``; the hot path of every op."""
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = dtype
+    t.device = dev
+    t._vc = None
+    t._base = None
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._ag = None
+    return t
+
+
+def make_view(base: Tensor, data: Any) -> Tensor:
+    """A tensor over part of ``base``'s storage: shares its version counter and base."""
+    t = _new(Tensor)
+    t._data = data
+    t.dtype = base.dtype
+    t.device = base.device
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    t._vc = vc
+    root = base._base
+    t._base = base if root is None else root
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._ag = None
+    return t
+
+
+def bump_version(t: Tensor) -> None:
+    vc = t._vc
+    if vc is None:
+        t._vc = [1]
+    else:
+        vc[0] += 1
+
+
+def wrap_dim(dim: int, ndim: int, op: str = "") -> int:
+    """Normalize a possibly negative dim, with torch's IndexError when out of range."""
+    n = ndim if ndim > 0 else 1
+    if -n <= dim < n:
+        return dim + n if dim < 0 else dim
+    raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range "
+                     f"of [{-n}, {n - 1}], but got {dim})")
+
+
+def _address(arr: Any) -> int:
+    if isinstance(arr, np.ndarray):
+        return int(arr.__array_interface__["data"][0])
+    return int(arr.data.ptr)
+
+
+def _to_python(arr0d: Any, dtype: _dt.dtype) -> Any:
+    if dtype is _dt.bfloat16 or dtype is _dt.float16:
+        return float(arr0d)
+    return arr0d.item()
