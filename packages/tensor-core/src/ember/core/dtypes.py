@@ -185,6 +185,18 @@ def scalar_dtype(value: object) -> dtype:
     raise TypeError(f"expected a Tensor or a Python number, got {t.__name__}")
 
 
+_scalar_results: dict[tuple[dtype, type], dtype] = {}
+
+
+def scalar_result(dt: dtype, value: object) -> dtype:
+    """Result dtype of ``tensor_of_dt op python_scalar`` (cached: it is on every op's hot path)."""
+    key = (dt, type(value))
+    r = _scalar_results.get(key)
+    if r is None:
+        r = _scalar_results[key] = _result_from_groups(dt, None, scalar_dtype(value))
+    return r
+
+
 def result_type(*operands: object) -> dtype:
     """torch.result_type: promotion across tensors and Python scalars.
 
@@ -228,6 +240,7 @@ def set_default_dtype(d: dtype) -> None:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
     _result_from_groups.cache_clear()
+    _scalar_results.clear()
 
 
 def default_complex() -> dtype:
@@ -248,7 +261,7 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.tiny)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "

@@ -14,10 +14,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from ..dispatch import Op, register
-from ..tensor import Tensor, make
+from ..dispatch import Op, grad_mode, hooks, register
+from ..tensor import Tensor, bump_version, make
 from . import special
-from .operands import prep_binary, record, write_out
+from .operands import prep_binary, record, scalar_result, write_out
 
 __all__: list[str] = []
 
@@ -207,7 +207,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     """torch.add: ``input + alpha * other``."""
     if alpha != 1:
         other = mul(other, alpha)
-    return _add(input, other, out=out)
+    return _add(input, other) if out is None else _add(input, other, out=out)
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
@@ -416,19 +416,59 @@ _INPLACE = [
 ]
 
 
+def _ufunc_inplace(name: str, ufunc: Any, generic: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``add_``-style method: a ufunc writing straight into ``self`` when no promotion, grad or
+    ``alpha`` is involved (the optimizer's hot path), else the checked generic route."""
+
+    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        if isinstance(other, Tensor):
+            fast = other.dtype is self.dtype and other.device is self.device
+            rg = other._requires_grad
+            y = other._data
+        else:
+            fast = type(other) in _FAST_SCALARS and scalar_result(self.dtype, other) is self.dtype \
+                and self.dtype is not _BF16
+            rg = False
+            y = other
+        if not fast or ((self._requires_grad or rg) and grad_mode.enabled
+                        and hooks.record is not None):
+            return generic(self, other) if alpha == 1 else generic(self, other, alpha=alpha)
+        if alpha != 1:
+            if ufunc is np.multiply or scalar_result(self.dtype, alpha) is not self.dtype:
+                return generic(self, other, alpha=alpha)
+            y = y * alpha
+        x = self._data
+        try:
+            ufunc(x, y, out=x)
+        except ValueError:
+            # read-only or a shape mismatch: the generic route reports it as torch does
+            return generic(self, other) if alpha == 1 else generic(self, other, alpha=alpha)
+        bump_version(self)
+        return self
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``."
+    return method
+
+
+_FAST_SCALARS = (int, float)
+
+
 def _methods() -> dict[str, Callable[..., Any]]:
     from .inplace import inplace
 
     g = globals()
     methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS}
     methods.update({n + "_": inplace(g[n], n + "_") for n in _INPLACE})
+    for n, uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+        methods[n + "_"] = _ufunc_inplace(n + "_", uf, methods[n + "_"])
     methods.update({
         "subtract_": methods["sub_"], "multiply_": methods["mul_"], "divide_": methods["div_"],
         "true_divide_": methods["div_"], "negative_": methods["neg_"], "absolute_": methods["abs_"],
         "fix_": methods["trunc_"], "arctan2_": methods["atan2_"], "greater_": methods["gt_"],
         "less_": methods["lt_"], "greater_equal_": methods["ge_"], "less_equal_": methods["le_"],
         "not_equal_": methods["ne_"],
-        "__add__": add, "__radd__": add, "__iadd__": methods["add_"],
+        "__add__": _add, "__radd__": _add, "__iadd__": methods["add_"],
         "__sub__": sub, "__rsub__": _reflected(sub), "__isub__": methods["sub_"],
         "__mul__": mul, "__rmul__": mul, "__imul__": methods["mul_"],
         "__truediv__": true_divide, "__rtruediv__": _reflected(true_divide),

@@ -13,17 +13,7 @@ from ..dispatch import Op, grad_mode, hooks
 from ..tensor import Tensor, bump_version, make
 
 _SCALARS = (int, float, bool, complex)
-_scalar_result: dict[tuple[_dt.dtype, type], _dt.dtype] = {}
-
-
-def scalar_result(dt: _dt.dtype, value: Any) -> _dt.dtype:
-    """Result dtype of ``tensor(dt, ndim>0 or 0-d) op python_scalar``."""
-    key = (dt, type(value))
-    r = _scalar_result.get(key)
-    if r is None:
-        r = _dt._result_from_groups(dt, None, _dt.scalar_dtype(value))
-        _scalar_result[key] = r
-    return r
+scalar_result = _dt.scalar_result
 
 
 def device_mismatch(op: str, a: device, b: device) -> RuntimeError:
