@@ -14,11 +14,12 @@ from .creation import *  # noqa: F403
 from .device import cuda_available, device, device_count
 from .dispatch import REGISTRY, Op, grad_mode, hooks, register
 from .dtypes import *  # noqa: F403
-from .ops import conversion, elementwise
+from .ops import conversion, copying, elementwise, indexing, linalg, pointwise, reduction, shape, sorting
 from .random import *  # noqa: F403
 from .tensor import Size, Tensor
 
-OP_MODULES: tuple[ModuleType, ...] = (conversion, elementwise)
+OP_MODULES: tuple[ModuleType, ...] = (conversion, copying, elementwise, pointwise, reduction, sorting,
+                                      shape, indexing, linalg)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

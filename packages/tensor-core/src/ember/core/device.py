@@ -107,6 +107,16 @@ def array_module(dev: device) -> ModuleType:
     return cp
 
 
+def xp_of(array: Any) -> ModuleType:
+    """The array module of a backend array (for forwards that need module functions)."""
+    if isinstance(array, np.ndarray):
+        return np
+    cp = _load_cupy()
+    if cp is None:
+        raise TypeError(f"expected a numpy or cupy array, got {type(array).__name__}")
+    return cp
+
+
 def canonical(dev: device) -> device:
     """cuda means the current CUDA device: give it its index, as torch's tensors report."""
     if dev.type == "cuda" and dev.index is None:

@@ -1,0 +1,62 @@
+"""``ember.cuda``: CUDA availability and seeding, as ``torch.cuda`` spells them."""
+
+from __future__ import annotations
+
+from ember.core import device as _device
+from ember.core import random as _random
+from ember.core.device import cuda_available, device_count
+
+__all__ = ["is_available", "device_count", "current_device", "is_bf16_supported", "manual_seed",
+           "manual_seed_all", "synchronize", "empty_cache", "get_device_name"]
+
+
+def is_available() -> bool:
+    """True when CuPy imports and sees a CUDA device; False (never an error) otherwise."""
+    return cuda_available()
+
+
+def current_device() -> int:
+    if not cuda_available():
+        raise RuntimeError("CUDA is not available: no current device")
+    import cupy
+
+    return int(cupy.cuda.runtime.getDevice())
+
+
+def is_bf16_supported() -> bool:
+    """bfloat16 math works on every CUDA device CuPy supports here (it computes via float32)."""
+    return cuda_available()
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the random stream of CUDA tensors (Ember draws them from the default generator)."""
+    _random.manual_seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def synchronize(device: object = None) -> None:
+    """Wait for all queued CUDA work (a no-op without CUDA)."""
+    if cuda_available():
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
+def empty_cache() -> None:
+    """Return cached device memory to the driver (CuPy's memory pool)."""
+    if cuda_available():
+        import cupy
+
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def get_device_name(device: object = None) -> str:
+    if not cuda_available():
+        raise RuntimeError("CUDA is not available")
+    import cupy
+
+    index = 0 if device is None else _device(device if not isinstance(device, int)
+                                             else f"cuda:{device}").index or 0
+    return str(cupy.cuda.runtime.getDeviceProperties(index)["name"].decode())
