@@ -23,9 +23,12 @@ def current_device() -> int:
     return int(cupy.cuda.runtime.getDevice())
 
 
-def is_bf16_supported() -> bool:
-    """bfloat16 math works on every CUDA device CuPy supports here (it computes via float32)."""
-    return cuda_available()
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: CuPy has no bfloat16 arrays, so Ember's CUDA tensors cannot hold bfloat16.
+
+    Programs that pick bfloat16 only when this is True (nanoGPT does) fall back to float16.
+    """
+    return False
 
 
 def manual_seed(seed: int) -> None:

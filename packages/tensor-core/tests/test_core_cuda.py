@@ -59,7 +59,6 @@ CASES = {
     "masked_fill": lambda m, a, b: a.masked_fill(b > 0, -1.0),
     "tril": lambda m, a, b: m.tril(a),
     "to_half": lambda m, a, b: a.half() * 2,
-    "to_bfloat16": lambda m, a, b: a.to(m.bfloat16) + 1,
     "nonzero": lambda m, a, b: (a > 0).nonzero(),
 }
 
@@ -83,6 +82,14 @@ def test_device_moves_and_errors():
     with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
         g + e
     assert (g + ember.tensor(1.0)).device.type == "cuda"  # a 0-d CPU tensor acts as a scalar
+
+
+def test_bfloat16_on_cuda_is_refused_clearly():
+    assert ember.cuda.is_bf16_supported() is False
+    with pytest.raises(TypeError, match="bfloat16.*CUDA"):
+        ember.zeros(2, device="cuda").to(ember.bfloat16)
+    with pytest.raises(TypeError, match="bfloat16.*CUDA"):
+        ember.zeros(2, dtype=ember.bfloat16, device="cuda")
 
 
 def test_in_place_and_views_on_cuda():

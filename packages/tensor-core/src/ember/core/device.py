@@ -117,6 +117,13 @@ def xp_of(array: Any) -> ModuleType:
     return cp
 
 
+def check_dtype_supported(dtype: Any, dev: device) -> None:
+    """CuPy has no bfloat16 arrays: refuse clearly instead of failing deep inside CuPy."""
+    if dev.type == "cuda" and dtype.name == "bfloat16":
+        raise TypeError("bfloat16 tensors are not supported on CUDA devices (CuPy has no bfloat16 "
+                        "arrays); use float16 or float32 (ember.cuda.is_bf16_supported() is False)")
+
+
 def canonical(dev: device) -> device:
     """cuda means the current CUDA device: give it its index, as torch's tensors report."""
     if dev.type == "cuda" and dev.index is None:

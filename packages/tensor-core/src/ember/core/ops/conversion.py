@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..device import CPU, array_module, canonical, device
+from ..device import CPU, array_module, canonical, check_dtype_supported, device
 from ..dispatch import register
 from ..tensor import Tensor, make
 from .operands import record
@@ -69,6 +69,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return self
     if dst != self.device:
         array_module(dst)  # raises clearly when CUDA is missing
+    check_dtype_supported(dt, dst)
     out = make(_to_copy(self._data, dt, self.device, dst), dt, dst)
     if self._requires_grad:
         record(TO_COPY, (self,), {"dtype": dt, "device": dst}, out)
