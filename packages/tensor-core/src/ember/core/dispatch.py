@@ -26,8 +26,8 @@ class Op:
 
     __slots__ = ("name", "forward", "meta", "kind", "differentiable", "kernels")
 
-    def __init__(self, name: str, forward: Callable[..., Any], meta: Callable[..., Any] | None,
-                 kind: str, differentiable: bool):
+    def __init__(self, name: str, forward: Callable[..., Any],
+                 meta: Callable[..., Any] | str | None, kind: str, differentiable: bool):
         self.name = name
         self.forward = forward
         self.meta = meta
@@ -44,9 +44,14 @@ class Op:
 REGISTRY: dict[str, Op] = {}
 
 
-def register(name: str, forward: Callable[..., Any], meta: Callable[..., Any] | None = None,
-             kind: str = "library", differentiable: bool = True) -> Op:
-    """Register a primitive once; a second registration under one name is a bug."""
+def register(name: str, forward: Callable[..., Any],
+             meta: Callable[..., Any] | str | None = None, kind: str = "library",
+             differentiable: bool = True) -> Op:
+    """Register a primitive once; a second registration under one name is a bug.
+
+    ``meta`` is the data-free shape/dtype rule, None to evaluate ``forward`` on zero-strided
+    placeholders, or ``meta.DYNAMIC`` when the output shape depends on the values.
+    """
     if name in REGISTRY:
         raise RuntimeError(f"op {name!r} is registered twice")
     op = Op(name, forward, meta, kind, differentiable)
