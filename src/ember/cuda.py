@@ -32,11 +32,14 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def manual_seed(seed: int) -> None:
-    """Seed the random stream of CUDA tensors (Ember draws them from the default generator)."""
-    _random.manual_seed(seed)
+    """Seed the random stream of the current CUDA device (the CPU stream is left alone)."""
+    if cuda_available():
+        _random.manual_seed_cuda(seed, current_device())
 
 
-manual_seed_all = manual_seed
+def manual_seed_all(seed: int) -> None:
+    """Seed the random streams of every CUDA device."""
+    _random.manual_seed_cuda(seed)
 
 
 def synchronize(device: object = None) -> None:

@@ -42,6 +42,11 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
 
 def random_array(shape: tuple[int, ...], dtype: str, rng: np.random.Generator,
                  low: float = -3.0, high: float = 3.0) -> np.ndarray:
+    return np.asarray(_random_values(shape, dtype, rng, low, high))
+
+
+def _random_values(shape: tuple[int, ...], dtype: str, rng: np.random.Generator,
+                   low: float, high: float) -> Any:
     if dtype == "bool":
         return rng.random(shape) > 0.5
     if dtype in DTYPES_INT:

@@ -9,16 +9,17 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from . import creation, dtypes, random
+from . import creation, dtypes, printing, random
 from .creation import *  # noqa: F403
 from .device import cuda_available, device, device_count
 from .dispatch import REGISTRY, Op, grad_mode, hooks, register
 from .dtypes import *  # noqa: F403
 from .ops import conversion, copying, elementwise, indexing, linalg, pointwise, reduction, shape, sorting
+from .printing import get_printoptions, printoptions, set_printoptions
 from .random import *  # noqa: F403
 from .tensor import Size, Tensor
 
-OP_MODULES: tuple[ModuleType, ...] = (conversion, copying, elementwise, pointwise, reduction, sorting,
+OP_MODULES: tuple[ModuleType, ...] = (conversion, copying, elementwise, pointwise, reduction, sorting, random,
                                       shape, indexing, linalg)
 
 
@@ -48,4 +49,4 @@ def numel(input: Tensor) -> int:
 
 __all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",
             "Op", "register", "REGISTRY", "hooks", "grad_mode"]
-           + creation.__all__ + dtypes.__all__ + random.__all__ + _op_names)
+           + creation.__all__ + dtypes.__all__ + random.__all__ + printing.__all__ + _op_names)

@@ -14,6 +14,9 @@ class device:
     """torch.device: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
 
     __slots__ = ("type", "index", "xp")
+    type: str
+    index: int | None
+    xp: ModuleType | None
 
     _interned: dict[tuple[str, int | None], device] = {}
 

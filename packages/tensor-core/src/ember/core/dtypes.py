@@ -101,14 +101,15 @@ def to_dtype(obj: object) -> dtype:
     """Accept an ember dtype, a numpy dtype/type, or a Python type (float, int, bool)."""
     if obj.__class__ is dtype:
         return obj  # type: ignore[return-value]
+    # Python types name torch's double-precision types, whatever the default dtype.
     if obj is builtins.float:
-        return _default[0]
+        return float64
     if obj is builtins.int:
         return int64
     if obj is builtins.bool:
         return bool
     if obj is builtins.complex:
-        return _default[0].to_complex()
+        return complex128
     if isinstance(obj, str):
         d = globals().get(obj.removeprefix("torch.").removeprefix("ember."))
         if d.__class__ is dtype:

@@ -29,7 +29,8 @@ def move_array(data: Any, src: device, dst: device) -> Any:
 def _to_copy(x: Any, dtype: _dt.dtype, src: device, dst: device) -> Any:
     data = move_array(x, src, dst)
     if data.dtype != dtype.np:
-        return data.astype(dtype.np)
+        with np.errstate(over="ignore", invalid="ignore"):  # torch casts out-of-range silently
+            return data.astype(dtype.np)
     return data.copy() if data is x else data
 
 

@@ -115,7 +115,7 @@ def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
         check_inplace_shape(op, dst.shape, src.shape)
     if hooks.inplace is not None and (self._requires_grad or result._requires_grad):
         hooks.inplace(self, result, op)
-    if not dst.flags.writeable:
+    if not getattr(dst.flags, "writeable", True):  # cupy arrays have no such flag
         raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
