@@ -14,13 +14,26 @@ from .creation import *  # noqa: F403
 from .device import cuda_available, device, device_count
 from .dispatch import REGISTRY, Op, grad_mode, hooks, register
 from .dtypes import *  # noqa: F403
-from .ops import conversion, copying, elementwise, indexing, linalg, pointwise, reduction, shape, sorting
-from .printing import get_printoptions, printoptions, set_printoptions
+from .ops import (
+    conversion,
+    copying,
+    elementwise,
+    gather_scatter,
+    indexing,
+    linalg,
+    masked,
+    pointwise,
+    reduction,
+    shape,
+    sorting,
+)
+from .printing import *  # noqa: F403
 from .random import *  # noqa: F403
 from .tensor import Size, Tensor
 
-OP_MODULES: tuple[ModuleType, ...] = (conversion, copying, elementwise, pointwise, reduction, sorting, random,
-                                      shape, indexing, linalg)
+OP_MODULES: tuple[ModuleType, ...] = (
+    conversion, copying, elementwise, pointwise, reduction, sorting, random, shape, indexing,
+    gather_scatter, masked, linalg)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

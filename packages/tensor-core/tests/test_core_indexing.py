@@ -1,0 +1,617 @@
+"""Indexing ops against torch: getitem/setitem, gather/scatter, index_*, masked_*, nonzero,
+take/put. Index tensors are random (fixed seeds) and built the same in both frameworks."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch_oracle import check, random_array
+
+import ember
+
+dispatch, meta = ember.core.dispatch, ember.core.meta
+
+RNG_SEED = 7
+
+
+def make_pair(shape: tuple[int, ...], dtype: str = "float32", noncontiguous: bool = False,
+              seed: int = 0) -> tuple[ember.Tensor, torch.Tensor]:
+    """The same data in both; noncontiguous: a transposed view of a numpy buffer."""
+    rng = np.random.default_rng(seed)
+    arr = np.asarray(random_array(tuple(reversed(shape)) if noncontiguous else shape, dtype, rng))
+    if noncontiguous:
+        arr = arr.T
+    e, t = ember.from_numpy(arr), torch.from_numpy(arr.copy())
+    if dtype == "bfloat16":
+        e, t = e.to(ember.bfloat16), t.to(torch.bfloat16)
+    return e, t
+
+
+def mod_tensor(m: Any, data: Any, dtype: str | None = None) -> Any:
+    """``data`` (list or array) as a tensor of module ``m`` (ember or torch)."""
+    arr = np.array(data)
+    if dtype is not None:
+        arr = arr.astype(dtype)
+    return m.from_numpy(arr)
+
+
+def is_view_of(view: ember.Tensor, base: ember.Tensor) -> bool:
+    shared = view._vc is not None and view._vc is base._vc
+    assert not shared or view._data.size == 0 or np.shares_memory(view._data, base._data)
+    return shared
+
+
+def ints(low: int, high: int, shape: tuple[int, ...], seed: int = RNG_SEED) -> np.ndarray:
+    return np.random.default_rng(seed).integers(low, high, shape)
+
+
+def perm_index(shape: tuple[int, ...], dim: int, size: int, seed: int = RNG_SEED) -> np.ndarray:
+    """Distinct indices along ``dim`` (so scatter without reduce is deterministic)."""
+    rng = np.random.default_rng(seed)
+    keys = rng.random(shape[:dim] + (size,) + shape[dim + 1:])
+    return np.argsort(keys, axis=dim).take(range(shape[dim]), axis=dim)
+
+
+# ----------------------------------------------------------------------------- getitem
+
+GETITEM = [  # (shape, index builder taking the module)
+    ((4, 5, 6), lambda m: 0), ((4, 5, 6), lambda m: -1), ((4, 5, 6), lambda m: slice(1, 3)),
+    ((4, 5, 6), lambda m: slice(None, None, 2)), ((4, 5, 6), lambda m: slice(-3, None)),
+    ((4, 5, 6), lambda m: slice(10, 20)), ((4, 5, 6), lambda m: slice(3, 1)),
+    ((4, 5, 6), lambda m: (slice(None), -1, slice(None))),
+    ((4, 5, 6), lambda m: (slice(None), [-1], slice(None))),
+    ((4, 5, 6), lambda m: (None, Ellipsis)), ((4, 5, 6), lambda m: (Ellipsis, None)),
+    ((4, 5, 6), lambda m: (Ellipsis, 0)), ((4, 5, 6), lambda m: (1, 2, 3)),
+    ((4, 5, 6), lambda m: (1, None, slice(None, None, 3), None, [0, -1])),
+    ((4, 5, 6), lambda m: (0, slice(None), [1, 2])),
+    ((4, 5, 6), lambda m: ([0, 1], slice(None), [1, 2])),
+    ((4, 5, 6), lambda m: (slice(None), [0, 1], [1, 2])),
+    ((4, 5, 6), lambda m: ([[0], [3]], [1, 2])), ((4, 5, 6), lambda m: (Ellipsis, [0, 4], 1)),
+    ((4, 5, 6), lambda m: mod_tensor(m, [0, 3, 3])),
+    ((4, 5, 6), lambda m: mod_tensor(m, [[0, -3]], "int32")),
+    ((4, 5, 6), lambda m: np.array([2, 0])), ((4, 5, 6), lambda m: mod_tensor(m, 2)),
+    ((4, 5, 6), lambda m: (slice(None), mod_tensor(m, -1))),
+    ((4, 5, 6), lambda m: mod_tensor(m, [True, False, True, True])),
+    ((4, 5, 6), lambda m: mod_tensor(m, ints(0, 2, (4, 5, 6)).astype(bool))),
+    ((4, 5, 6), lambda m: (mod_tensor(m, ints(0, 2, (4, 5)).astype(bool)), slice(1, 4))),
+    ((4, 5, 6), lambda m: (slice(None), mod_tensor(m, ints(0, 2, (5,)).astype(bool)), [2])),
+    ((4, 5, 6), lambda m: (mod_tensor(m, ints(0, 2, (4,)).astype(bool)), 1, [2])),
+    ((4, 5, 6), lambda m: True), ((4, 5, 6), lambda m: False), ((4, 5, 6), lambda m: (None, True)),
+    ((4, 5, 6), lambda m: mod_tensor(m, True)), ((4, 5, 6), lambda m: []),
+    ((4, 5, 6), lambda m: [True, False, True, True]), ((4, 5, 6), lambda m: np.int64(2)),
+    ((4, 5, 6), lambda m: (slice(None),) * 3), ((4, 5, 6), lambda m: ((0, 1),)),
+    ((4, 5, 6), lambda m: slice(mod_tensor(m, 1), mod_tensor(m, 3))),
+    ((4, 5, 6), lambda m: (Ellipsis, Ellipsis)), ((4, 5, 6), lambda m: (Ellipsis, 1, Ellipsis)),
+    ((4, 5, 6), lambda m: ()), ((4, 5, 6), lambda m: [[0, 1], [1, 0]]),
+    ((2, 3, 5, 5), lambda m: (slice(None), slice(None), slice(None, 3), slice(None, 3))),
+    ((), lambda m: None), ((), lambda m: Ellipsis), ((), lambda m: ()), ((), lambda m: True),
+    ((), lambda m: False), ((0, 3), lambda m: (slice(None), 1)), ((0, 3), lambda m: []),
+    ((0, 3), lambda m: (Ellipsis, [0, 2])), ((5,), lambda m: 4), ((5,), lambda m: [4, -5]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "bool"])
+@pytest.mark.parametrize("case", range(len(GETITEM)))
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_getitem(case: int, dtype: str, noncontiguous: bool) -> None:
+    shape, build = GETITEM[case]
+    e, t = make_pair(shape, dtype, noncontiguous and len(shape) > 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the list-as-tuple deprecation
+        rt, re = t[build(torch)], e[build(ember)]
+    check(re, rt)
+    assert is_view_of(re, e) == (rt._base is not None), "view/copy differs from torch"
+
+
+def test_getitem_view_writes_through() -> None:
+    e = ember.zeros(3, 4)
+    v = e[:, 1]
+    v[0] = 100.0
+    w = v[None]  # a view of a view shares the root's storage and counter
+    w[0, 2] = 7.0
+    assert e[0, 1].item() == 100.0 and e[2, 1].item() == 7.0
+    assert e._version == v._version == w._version == 2
+    assert v._base is e and w._base is e
+    assert e[[0]]._base is None  # advanced indexing copies
+
+
+GETITEM_ERRORS = [  # (shape, index builder, substring of ember's message)
+    ((4, 5), lambda m: 5, "index 5 is out of bounds for dimension 0 with size 4"),
+    ((4, 5), lambda m: (slice(None), -6), "index -6 is out of bounds for dimension 1 with size 5"),
+    ((4, 5), lambda m: slice(None, None, -1), "step must be greater than zero"),
+    ((4, 5), lambda m: slice(None, None, 0), "step must be greater than zero"),
+    ((4, 5), lambda m: (0, 0, 0), "too many indices for tensor of dimension 2"),
+    ((4, 5), lambda m: (Ellipsis, 0, 0, 0), "too many indices"),
+    ((4, 5), lambda m: [9], "index 9 is out of bounds for dimension 0 with size 4"),
+    ((4, 5), lambda m: (slice(None), [5]), "index 5 is out of bounds for dimension 0 with size 5"),
+    ((4, 5), lambda m: ([0], [5]), "index 5 is out of bounds for dimension 1 with size 5"),
+    ((4, 5), lambda m: mod_tensor(m, [1.0]), "tensors used as indices must be long"),
+    ((4, 5), lambda m: mod_tensor(m, [1], "int8"), "tensors used as indices must be long"),
+    ((4, 5), lambda m: 1.5, "only integers, slices"),
+    ((4, 5), lambda m: ([0, 1], [0, 1, 2]), "shape mismatch: indexing tensors could not be"),
+    ((4, 5), lambda m: mod_tensor(m, [True, False]), "The shape of the mask [2] at index 0"),
+    ((4, 5), lambda m: mod_tensor(m, np.ones((4, 5, 1), bool)), "too many indices"),
+    ((), lambda m: 0, "invalid index of a 0-dim tensor"),
+    ((), lambda m: slice(None), "too many indices for tensor of dimension 0"),
+]
+
+
+@pytest.mark.parametrize("shape,build,message", GETITEM_ERRORS)
+def test_getitem_errors(shape: tuple[int, ...], build: Callable[[Any], Any], message: str
+                        ) -> None:
+    e, t = make_pair(shape)
+    with pytest.raises(Exception) as expected:
+        t[build(torch)]
+    with pytest.raises(expected.type, match=None) as got:
+        e[build(ember)]
+    assert message in str(got.value)
+
+
+# ----------------------------------------------------------------------------- setitem
+
+SETITEM = [  # (shape, dtype, index builder, value builder taking (module, dtype))
+    ((4, 5, 6), "float32", lambda m: 0, lambda m, d: 1.5),
+    ((4, 5, 6), "float32", lambda m: (slice(None), 1), lambda m, d: mod_tensor(m, ints(0, 9, (6,)), d)),
+    ((8, 6), "float32", lambda m: (slice(None), slice(0, None, 2)),
+     lambda m, d: mod_tensor(m, ints(0, 9, (8, 3)), "float64")),
+    ((4, 5, 6), "float32", lambda m: mod_tensor(m, ints(0, 2, (4, 5, 6)).astype(bool)),
+     lambda m, d: -float("inf")),
+    ((4, 5, 6), "float32", lambda m: [0, 2], lambda m, d: mod_tensor(m, ints(0, 9, (5, 6)), d)),
+    ((4, 5, 6), "float32", lambda m: (Ellipsis, [1]), lambda m, d: mod_tensor(m, ints(0, 9, (1, 1, 1)), d)),
+    ((4, 5, 6), "float32", lambda m: 0, lambda m, d: mod_tensor(m, ints(0, 9, (1, 1, 5, 6)), d)),
+    ((4, 5, 6), "float32", lambda m: None, lambda m, d: mod_tensor(m, 2.5, "float64")),
+    ((4, 5, 6), "float32", lambda m: True, lambda m, d: 3),
+    ((4, 5, 6), "float32", lambda m: (slice(1, 3), [0, 4], 2), lambda m, d: mod_tensor(m, ints(0, 9, (2, 1)), d)),
+    ((4, 5, 6), "float32", lambda m: ([0, 3], slice(None), [1, 2]),
+     lambda m, d: mod_tensor(m, ints(0, 9, (2, 5)), d)),
+    ((4, 5, 6), "float32", lambda m: (mod_tensor(m, [True, False, True, False]), 0),
+     lambda m, d: mod_tensor(m, ints(0, 9, (2, 6)), d)),
+    ((4, 5, 6), "float32", lambda m: Ellipsis, lambda m, d: mod_tensor(m, ints(0, 9, (6,)), "int64")),
+    ((4, 5), "int64", lambda m: 0, lambda m, d: 2.7),
+    ((4, 5), "int64", lambda m: [1, 3], lambda m, d: -7),
+    ((4, 5), "uint8", lambda m: 0, lambda m, d: -1),
+    ((4, 5), "bool", lambda m: (slice(None), 2), lambda m, d: 2),
+    ((4, 5), "bfloat16", lambda m: (1, slice(1, 4)), lambda m, d: 1.1),
+    ((4, 5), "float16", lambda m: 0, lambda m, d: -1e6),  # overflows to -inf, unchecked
+    ((4, 5), "float16", lambda m: mod_tensor(m, [[0, 1]]), lambda m, d: mod_tensor(m, ints(0, 9, (5,)), d)),
+    ((), "float32", lambda m: Ellipsis, lambda m, d: 4.0),
+    ((), "float32", lambda m: None, lambda m, d: mod_tensor(m, [4.0], d)),
+    ((0, 3), "float32", lambda m: (slice(None), 1), lambda m, d: 4.0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SETITEM)))
+@pytest.mark.parametrize("noncontiguous", [False, True])
+def test_setitem(case: int, noncontiguous: bool) -> None:
+    shape, dtype, index, value = SETITEM[case]
+    e, t = make_pair(shape, dtype, noncontiguous and len(shape) > 1)
+    t[index(torch)] = value(torch, dtype)
+    before = e._version
+    e[index(ember)] = value(ember, dtype)
+    check(e, t)
+    assert e._version == before + 1
+
+
+def test_setitem_aliasing_and_views() -> None:
+    e, t = make_pair((3, 4))
+    e[0], t[0] = e[1], t[1]  # the value is a view of the destination's storage
+    check(e, t)
+    base = ember.zeros(2, 3)
+    base[1][2] = 5.0  # writes through the view returned by base[1]
+    assert base[1, 2].item() == 5.0 and base._version == 1
+
+
+SETITEM_ERRORS = [  # (dtype, index builder, value builder)
+    ("float32", lambda m: 5, lambda m: 1.0),
+    ("float32", lambda m: 0, lambda m: mod_tensor(m, np.ones(4, np.float32))),
+    ("float32", lambda m: 0, lambda m: mod_tensor(m, np.ones((2, 3, 5), np.float32))),
+    ("float32", lambda m: [0], lambda m: mod_tensor(m, np.ones(5))),
+    ("float32", lambda m: [0], lambda m: mod_tensor(m, np.ones((2, 5), np.float32))),
+    ("float32", lambda m: mod_tensor(m, np.ones((3, 5), bool)), lambda m: mod_tensor(m, np.ones(2, np.float32))),
+    ("uint8", lambda m: 0, lambda m: 300),
+    ("int64", lambda m: 0, lambda m: float("nan")),
+    ("float32", lambda m: 0, lambda m: 1e300),
+    ("float32", lambda m: 0, lambda m: 1j),
+    ("float32", lambda m: 0, lambda m: "a"),
+    ("float32", lambda m: 0, lambda m: [1.0, 2.0]),
+    ("float32", lambda m: slice(None, None, -1), lambda m: 0.0),
+    ("float32", lambda m: [9], lambda m: 0.0),
+    ("float32", lambda m: (0, 0, 0), lambda m: 0.0),
+]
+
+
+@pytest.mark.parametrize("dtype,index,value", SETITEM_ERRORS)
+def test_setitem_errors_leave_self_unchanged(dtype: str, index: Callable[[Any], Any],
+                                             value: Callable[[Any], Any]) -> None:
+    e, t = make_pair((3, 5), dtype)
+    with pytest.raises(Exception) as expected:
+        t[index(torch)] = value(torch)
+    with pytest.raises(expected.type):
+        e[index(ember)] = value(ember)
+    check(e, t)
+    assert e._version == 0
+
+
+# ----------------------------------------------------------------------------- ops
+
+OPS: list[tuple[str, tuple[int, ...], Callable[..., Any]]] = [  # (id, input shape, f(m, x))
+    ("gather0", (3, 4), lambda m, x: m.gather(x, 0, mod_tensor(m, ints(0, 3, (2, 4))))),
+    ("gather1", (3, 4), lambda m, x: x.gather(-1, mod_tensor(m, ints(0, 4, (3, 6))))),
+    ("gather_small", (3, 4, 2), lambda m, x: m.gather(x, 1, mod_tensor(m, ints(0, 4, (2, 5, 1))))),
+    ("gather_i32", (3, 4), lambda m, x: m.gather(x, 1, mod_tensor(m, ints(0, 4, (3, 2)), "int32"))),
+    ("gather_0d", (), lambda m, x: m.gather(x, 0, mod_tensor(m, [0, 0]))),
+    ("gather_empty", (3, 4), lambda m, x: m.gather(x, 1, mod_tensor(m, np.zeros((0, 2), np.int64)))),
+    ("scatter", (3, 4), lambda m, x: m.scatter(x, 0, mod_tensor(m, perm_index((2, 4), 0, 3)),
+                                               x[:2] * 2 + 1)),
+    ("scatter_dim1", (3, 5), lambda m, x: x.scatter(1, mod_tensor(m, perm_index((3, 2), 1, 5)),
+                                                    x[:, 1:3] + x[:, 1:3])),
+    ("scatter_value", (3, 4), lambda m, x: m.scatter(x, 1, mod_tensor(m, ints(0, 4, (3, 2))), 7)),
+    ("scatter_add_red", (3, 4), lambda m, x: m.scatter(x, 0, mod_tensor(m, ints(0, 3, (3, 4))), x,
+                                                       reduce="add")),
+    ("scatter_mul_val", (3, 4), lambda m, x: m.scatter(x, 0, mod_tensor(m, ints(0, 3, (2, 4))), 2.0,
+                                                       reduce="multiply")),
+    ("scatter_add", (3, 4), lambda m, x: m.scatter_add(x, 0, mod_tensor(m, ints(0, 3, (5, 2))),
+                                                       m.ones(5, 3, dtype=x.dtype))),
+    ("scatter_add_0d", (), lambda m, x: m.scatter_add(x, 0, mod_tensor(m, 0), x)),
+    *[(f"scatter_reduce_{r}_{s}", (4, 3), (lambda r, s: lambda m, x: m.scatter_reduce(
+        x, 0, mod_tensor(m, ints(0, 2, (4, 3))), x * 2 + 1, r, include_self=s))(r, s))
+      for r in ("sum", "prod", "mean", "amax", "amin") for s in (True, False)],
+    ("index_select0", (4, 3), lambda m, x: m.index_select(x, 0, mod_tensor(m, [3, 0, 3]))),
+    ("index_select1", (4, 3), lambda m, x: x.index_select(-1, mod_tensor(m, [2, 1], "int32"))),
+    ("index_select_0d_idx", (4, 3), lambda m, x: m.index_select(x, 1, mod_tensor(m, 1))),
+    ("index_select_0d", (), lambda m, x: m.index_select(x, 0, mod_tensor(m, [0]))),
+    ("index_add", (4, 3), lambda m, x: m.index_add(x, 0, mod_tensor(m, [1, 1, 3]), x[:3])),
+    ("index_add_alpha", (4, 3), lambda m, x: x.index_add(1, mod_tensor(m, [0, 2], "int32"),
+                                                         x[:, :2], alpha=2)),
+    ("index_copy", (4, 3), lambda m, x: m.index_copy(x, 0, mod_tensor(m, [3, 0]), x[1:3] * 2)),
+    ("index_fill", (4, 3), lambda m, x: m.index_fill(x, 1, mod_tensor(m, [0, -1]), 5)),
+    ("index_fill_t", (4, 3), lambda m, x: x.index_fill(0, mod_tensor(m, 2), mod_tensor(m, 1.0))),
+    ("index_put", (4, 3), lambda m, x: m.index_put(x, (mod_tensor(m, [0, 3]), mod_tensor(m, [2, 0])),
+                                                   x[0, :2])),
+    ("index_put_acc", (4, 3), lambda m, x: m.index_put(x, (mod_tensor(m, [0, 0, 3]),), x[1:2],
+                                                       accumulate=True)),
+    ("index_put_mask", (4, 3), lambda m, x: m.index_put(
+        x, (mod_tensor(m, ints(0, 2, (4, 3)).astype(bool)),), x[0, 0], accumulate=True)),
+    ("masked_fill", (4, 3), lambda m, x: m.masked_fill(x, mod_tensor(m, ints(0, 2, (4, 3)).astype(bool)),
+                                                       -float("inf") if x.is_floating_point() else 1)),
+    ("masked_fill_bcast", (3,), lambda m, x: x.masked_fill(mod_tensor(m, ints(0, 2, (2, 3)).astype(bool)),
+                                                           mod_tensor(m, 2.0))),
+    ("masked_select", (4, 3), lambda m, x: m.masked_select(x, mod_tensor(m, ints(0, 2, (3,)).astype(bool)))),
+    ("masked_select_0d", (), lambda m, x: m.masked_select(x, mod_tensor(m, True))),
+    ("masked_scatter", (4, 3), lambda m, x: m.masked_scatter(
+        x, mod_tensor(m, ints(0, 2, (4, 3)).astype(bool)), x * 2)),
+    ("nonzero", (4, 3), lambda m, x: m.nonzero(x)),
+    ("nonzero_tuple", (4, 3), lambda m, x: x.nonzero(as_tuple=True)),
+    ("nonzero_0d", (), lambda m, x: (m.nonzero(x), m.nonzero(x, as_tuple=True))),
+    ("nonzero_empty", (0, 2), lambda m, x: (m.nonzero(x), m.nonzero(x, as_tuple=True))),
+    ("argwhere", (2, 3, 2), lambda m, x: m.argwhere(x)),
+    ("take", (4, 3), lambda m, x: m.take(x, mod_tensor(m, [[0, -1], [11, 5]]))),
+    ("take_0d", (), lambda m, x: x.take(mod_tensor(m, 0))),
+    ("take_along_none", (4, 3), lambda m, x: m.take_along_dim(x, mod_tensor(m, [0, 11, 4]))),
+    ("take_along_dim", (4, 3), lambda m, x: m.take_along_dim(x, mod_tensor(m, [[0], [2], [-1], [1]]), 1)),
+    ("take_along_bcast", (1, 3), lambda m, x: x.take_along_dim(mod_tensor(m, [[0], [2]]), dim=1)),
+    ("put", (4, 3), lambda m, x: m.put(x, mod_tensor(m, [0, -1, 5]), x[0])),
+    ("put_acc", (4, 3), lambda m, x: x.put(mod_tensor(m, [[0, 0]]), x[1, :2], accumulate=True)),
+    ("select", (4, 3), lambda m, x: m.select(x, 1, -1)),
+]
+FLOAT_INT = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8"]
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning")
+@pytest.mark.parametrize("dtype", FLOAT_INT)
+@pytest.mark.parametrize("name,shape,fn", OPS, ids=[o[0] for o in OPS])
+def test_ops(name: str, shape: tuple[int, ...], fn: Callable[..., Any], dtype: str) -> None:
+    e, t = make_pair(shape, dtype, noncontiguous=len(shape) == 2)
+    check(fn(ember, e), fn(torch, t))
+    check(e, t)  # the input is untouched
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("scatter_reduce_sum", lambda m, x: x.scatter_reduce(0, mod_tensor(m, [0, 1, 0]), x, "sum")),
+    ("scatter_reduce_prod", lambda m, x: x.scatter_reduce(0, mod_tensor(m, [0, 1, 0]), x, "prod")),
+    ("scatter_reduce_amax", lambda m, x: x.scatter_reduce(0, mod_tensor(m, [2, 1, 2]), x, "amax",
+                                                          include_self=False)),
+    ("masked_fill", lambda m, x: x.masked_fill(mod_tensor(m, [True, False, True]), True)),
+    ("index_put_acc", lambda m, x: x.index_put((mod_tensor(m, [0, 0]),), x[:2], accumulate=True)),
+    ("nonzero", lambda m, x: x.nonzero()),
+])
+def test_ops_bool(name: str, fn: Callable[..., Any]) -> None:
+    e, t = make_pair((3,), "bool")
+    check(fn(ember, e), fn(torch, t))
+
+
+INPLACE = [  # (method name, f(m, x) -> args)
+    ("scatter_", lambda m, x: (0, mod_tensor(m, perm_index((2, 3), 0, 4)), x[:2] * 3)),
+    ("scatter_add_", lambda m, x: (1, mod_tensor(m, ints(0, 3, (4, 5))), m.ones(4, 5, dtype=x.dtype))),
+    ("scatter_reduce_", lambda m, x: (0, mod_tensor(m, ints(0, 4, (4, 3))), x, "amin")),
+    ("index_add_", lambda m, x: (0, mod_tensor(m, [1, 1]), x[:2], )),
+    ("index_copy_", lambda m, x: (1, mod_tensor(m, [2, 0]), x[:, :2] + 1)),
+    ("index_fill_", lambda m, x: (1, mod_tensor(m, [1]), -2)),
+    ("index_put_", lambda m, x: ((mod_tensor(m, [3, 3]),), x[0], True)),
+    ("masked_fill_", lambda m, x: (mod_tensor(m, [True, False, True]), 0.5)),
+    ("masked_scatter_", lambda m, x: (mod_tensor(m, [[True, False, True]]), x * 2)),
+    ("put_", lambda m, x: (mod_tensor(m, [0, 7, -1]), x[1], True)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16"])
+@pytest.mark.parametrize("name,args", INPLACE, ids=[i[0] for i in INPLACE])
+def test_inplace(name: str, args: Callable[..., Any], dtype: str) -> None:
+    e, t = make_pair((4, 3), dtype)
+    rt = getattr(t, name)(*args(torch, t.clone()))
+    re = getattr(e, name)(*args(ember, e.clone()))
+    assert re is e and e._version == 1
+    check(e, rt)
+
+
+def test_masked_fill_attention_pattern() -> None:
+    """nanoGPT: att.masked_fill(bias[:, :, :T, :T] == 0, float('-inf'))."""
+    et, tt = make_pair((2, 2, 3, 3))
+    bias = np.tril(np.ones((5, 5), np.float32)).reshape(1, 1, 5, 5)
+    eb, tb = ember.from_numpy(bias), torch.from_numpy(bias)
+    check(et.masked_fill(eb[:, :, :3, :3] == 0, float("-inf")),
+          tt.masked_fill(tb[:, :, :3, :3] == 0, float("-inf")))
+
+
+def test_scatter_reduce_mean_integer_rounding() -> None:
+    x = np.array([1, 2, 3, -5], np.int64)
+    for include_self in (True, False):
+        args = (0, [0, 0, 1, 1, 3], [4, 7, -7, 2, 2])
+        r = [m.scatter_reduce(mod_tensor(m, x), args[0], mod_tensor(m, args[1]),
+                              mod_tensor(m, args[2]), "mean", include_self=include_self)
+             for m in (ember, torch)]
+        check(*r)
+
+
+OP_ERRORS = [  # f(m, x) on a (3, 4) float32 input
+    lambda m, x: m.gather(x, 0, mod_tensor(m, [[0.0]])),
+    lambda m, x: m.gather(x, 0, mod_tensor(m, [0, 1])),
+    lambda m, x: m.gather(x, 0, mod_tensor(m, np.zeros((2, 5), np.int64))),
+    lambda m, x: m.gather(x, 0, mod_tensor(m, [[-1]])),
+    lambda m, x: m.gather(x, 1, mod_tensor(m, [[0], [4]])),
+    lambda m, x: m.gather(x, 2, mod_tensor(m, [[0]])),
+    lambda m, x: m.gather(x, 0, [[0]]),
+    lambda m, x: m.scatter(x, 0, mod_tensor(m, [[0]]), x.double()),
+    lambda m, x: m.scatter(x, 0, mod_tensor(m, np.zeros((2, 2), np.int64)), x[:1, :2]),
+    lambda m, x: m.scatter(x, 0, mod_tensor(m, [[3]]), x),
+    lambda m, x: m.scatter(x, 0, mod_tensor(m, [[0]]), 1.0, reduce="max"),
+    lambda m, x: m.scatter_add(x, 0, mod_tensor(m, [[0]]), x.double()),
+    lambda m, x: m.scatter_reduce(x, 0, mod_tensor(m, [[0]]), x, "max2"),
+    lambda m, x: m.index_select(x, 0, mod_tensor(m, [0], "int16")),
+    lambda m, x: m.index_select(x, 0, mod_tensor(m, [[0]])),
+    lambda m, x: m.index_select(x, 0, mod_tensor(m, [3])),
+    lambda m, x: m.index_select(x, 0, mod_tensor(m, [-1])),
+    lambda m, x: m.index_add(x, 0, mod_tensor(m, [3]), x[:1]),
+    lambda m, x: m.index_add(x, 0, mod_tensor(m, [0]), x[:1].double()),
+    lambda m, x: m.index_add(x, 0, mod_tensor(m, [0]), x[:2]),
+    lambda m, x: m.index_add(x, 0, mod_tensor(m, [0]), x[:1, :3]),
+    lambda m, x: m.index_add(x, 0, mod_tensor(m, [0], "int16"), x[:1]),
+    lambda m, x: m.index_copy(x, 0, mod_tensor(m, [0], "int32"), x[:1]),
+    lambda m, x: m.index_copy(x, 0, mod_tensor(m, [-1]), x[:1]),
+    lambda m, x: m.index_copy(x, 0, mod_tensor(m, [0]), x[:1].double()),
+    lambda m, x: m.index_fill(x, 1, mod_tensor(m, [0], "int32"), 1.0),
+    lambda m, x: m.index_fill(x, 1, mod_tensor(m, [4]), 1.0),
+    lambda m, x: m.index_fill(x, 1, mod_tensor(m, [0]), mod_tensor(m, [1.0])),
+    lambda m, x: m.index_fill(x.byte(), 1, mod_tensor(m, [0]), 300),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [0]),), x[0].double()),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [0.0]),), x[0]),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [0]),) * 3, x[0, 0]),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [3]),), x[0, 0], accumulate=True),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [0, 0]),), x[0, :2], accumulate=True),
+    lambda m, x: m.index_put(x, (mod_tensor(m, [0]),), 1.0),
+    lambda m, x: m.masked_fill(x, mod_tensor(m, [1, 0, 1, 0], "uint8"), 1.0),
+    lambda m, x: m.masked_fill(x, mod_tensor(m, [True, False, True]), 1.0),
+    lambda m, x: m.masked_fill(x, mod_tensor(m, [True, False, True, False]), mod_tensor(m, [1.0])),
+    lambda m, x: m.masked_fill(x.long(), mod_tensor(m, [True, False, True, False]), float("inf")),
+    lambda m, x: m.masked_select(x, mod_tensor(m, [1, 0, 1, 0], "uint8")),
+    lambda m, x: m.masked_scatter(x, mod_tensor(m, [True, False, True, False]), x[:1]),
+    lambda m, x: m.masked_scatter(x, mod_tensor(m, [True, False, True, False]), x.double()),
+    lambda m, x: m.take(x, mod_tensor(m, [12])),
+    lambda m, x: m.take(x, mod_tensor(m, [-13])),
+    lambda m, x: m.take(x, mod_tensor(m, [0], "int32")),
+    lambda m, x: m.take_along_dim(x, mod_tensor(m, [[0]], "int32"), 1),
+    lambda m, x: m.take_along_dim(x, mod_tensor(m, [0]), 1),
+    lambda m, x: m.take_along_dim(x, mod_tensor(m, [[0, 1]]), 0),
+    lambda m, x: m.take_along_dim(x, mod_tensor(m, [-1])),
+    lambda m, x: m.put(x, mod_tensor(m, [0, 1]), x[0, :1]),
+    lambda m, x: m.put(x, mod_tensor(m, [0]), x[0, :1].double()),
+    lambda m, x: m.put(x, mod_tensor(m, [12]), x[0, :1]),
+    lambda m, x: x.masked_fill_(mod_tensor(m, np.ones((2, 3, 4), bool)), 1.0),
+    lambda m, x: x.scatter_(0, mod_tensor(m, [[0]]), x.double()),
+    lambda m, x: x.index_put_((mod_tensor(m, [5]),), x[0, 0].clone()),
+]
+
+
+@pytest.mark.parametrize("case", range(len(OP_ERRORS)))
+def test_op_errors(case: int) -> None:
+    fn = OP_ERRORS[case]
+    e, t = make_pair((3, 4))
+    with pytest.raises(Exception) as expected:
+        fn(torch, t)
+    before = e.clone()
+    with pytest.raises(expected.type):
+        fn(ember, e)
+    assert np.array_equal(np.array(e), np.array(before)) and e._version == 0
+
+
+def test_scatter_reduce_argument_is_deprecated_like_torch() -> None:
+    e = ember.zeros(3)
+    with pytest.warns(UserWarning, match="deprecated"):
+        e.scatter(0, mod_tensor(ember, [0]), e[:1], reduce="add")
+
+
+# ----------------------------------------------------------------------------- autograd seam
+
+@pytest.fixture
+def recorded() -> Any:
+    """Replace autograd's hooks with recorders for the duration of a test."""
+    saved = dispatch.hooks.record, dispatch.hooks.inplace
+    calls: list[tuple[str, Any, Any, Any]] = []
+    dispatch.hooks.record = lambda op, inputs, params, out: calls.append(
+        (op.name, inputs, params, out))
+    dispatch.hooks.inplace = lambda target, result, op: calls.append(("inplace:" + op, target,
+                                                                      result, None))
+    yield calls
+    dispatch.hooks.record, dispatch.hooks.inplace = saved
+
+
+def test_getitem_records_basic_then_advanced(recorded: list[Any]) -> None:
+    x = ember.zeros(4, 5, 6).requires_grad_()
+    out = x[1, None, -3:, [0, -1]]
+    (n1, in1, p1, v), (n2, in2, p2, o2) = recorded
+    assert n1 == "getitem" and in1 == (x,) and p1 == {"index": (1, None, slice(2, 5, 1))}
+    assert n2 == "index" and in2 == (v,) and o2 is out
+    assert p2["indices"][:2] == (None, None) and p2["indices"][2].tolist() == [0, -1]
+    recorded.clear()
+    x[0]
+    assert recorded[0][0] == "getitem" and recorded[0][2] == {"index": (0,)}
+
+
+def test_setitem_in_graph_goes_through_inplace_hook(recorded: list[Any]) -> None:
+    x = ember.zeros(3, 4).requires_grad_()
+    value = ember.ones(4).requires_grad_()
+    x[[0, 2]] = value
+    (name, inputs, params, res), (hook, target, result, _) = recorded
+    assert name == "setitem" and inputs == (x, value) and params["index"] == ()
+    assert params["indices"][0].tolist() == [0, 2]
+    assert hook == "inplace:setitem" and target is x and result is res
+    assert x.detach()[2].tolist() == [1.0] * 4 and x._version == 1
+
+
+@pytest.mark.parametrize("name,call,expected_params", [
+    ("gather", lambda x, i: x.gather(1, i), {"dim", "index"}),
+    ("scatter", lambda x, i: x.scatter(1, i, 2.0), {"dim", "index", "reduce"}),
+    ("scatter_add", lambda x, i: x.scatter_add(1, i, x), {"dim", "index"}),
+    ("scatter_reduce", lambda x, i: x.scatter_reduce(1, i, x, "amax"),
+     {"dim", "index", "reduce", "include_self"}),
+    ("index_select", lambda x, i: x.index_select(0, i[0]), {"dim", "index"}),
+    ("index_add", lambda x, i: x.index_add(1, i[0], x), {"dim", "index", "alpha"}),
+    ("index_copy", lambda x, i: x.index_copy(1, i[0, :1], x[:, :1]), {"dim", "index"}),
+    ("index_fill", lambda x, i: x.index_fill(1, i[0], 3.0), {"dim", "index"}),
+    ("index_put", lambda x, i: x.index_put((i[0],), x[0], True), {"indices", "accumulate"}),
+    ("masked_fill", lambda x, i: x.masked_fill(i == 0, 1.0), {"mask"}),
+    ("masked_select", lambda x, i: x.masked_select(i == 0), {"mask"}),
+    ("masked_scatter", lambda x, i: x.masked_scatter(i == 0, x), {"mask"}),
+    ("take", lambda x, i: x.take(i), {"index"}),
+    ("take_along_dim", lambda x, i: x.take_along_dim(i, 1), {"index", "dim"}),
+    ("put", lambda x, i: x.put(i, x, True), {"index", "accumulate"}),
+])
+def test_ops_record_index_in_params(recorded: list[Any], name: str, call: Callable[..., Any],
+                                    expected_params: set[str]) -> None:
+    x = ember.zeros(2, 2).requires_grad_()
+    index = ember.tensor([[0, 1], [1, 1]])
+    out = call(x, index)
+    op, inputs, params, res = recorded[-1]
+    assert op == name and inputs[0] is x and res is out
+    assert set(params) == expected_params
+    assert dispatch.REGISTRY[name].differentiable
+
+
+# ----------------------------------------------------------------------------- shape rules
+
+@pytest.mark.parametrize("name,args,params", [
+    ("gather", ((3, 4),), {"dim": 1, "index": (3, 2)}),
+    ("index_select", ((3, 4),), {"dim": 1, "index": (5,)}),
+    ("take", ((3, 4),), {"index": (2, 2)}),
+    ("scatter_add", ((3, 4), (2, 4)), {"dim": 0, "index": (2, 4)}),
+    ("masked_fill", ((4,), ()), {"mask": (3, 4)}),
+    ("getitem", ((3, 4, 5),), {"index": (1, None, slice(0, 4, 2))}),
+])
+def test_meta_rules_match_results(name: str, args: tuple[Any, ...], params: dict[str, Any]
+                                  ) -> None:
+    op = dispatch.REGISTRY[name]
+    specs = [meta.Spec(s, ember.float32) for s in args]
+    mparams = {k: meta.Spec(v, ember.int64) if k in ("index", "mask") and name != "getitem"
+               else v for k, v in params.items()}
+    spec = op.meta(*specs, **mparams) if op.meta else meta.evaluate(op.forward, *specs, **params)
+    arrays = [np.zeros(s, np.float32) for s in args]
+    aparams = {k: np.zeros(v, np.int64) if k == "index" and name != "getitem" else
+               np.zeros(v, bool) if k == "mask" else v for k, v in params.items()}
+    assert spec.shape == op.forward(*arrays, **aparams).shape and spec.dtype is ember.float32
+    for dynamic in ("nonzero", "argwhere", "masked_select"):
+        assert dispatch.REGISTRY[dynamic].meta == meta.DYNAMIC
+
+
+# ----------------------------------------------------------------------------- CUDA
+
+class _OnCuda:
+    """A module (ember or torch) whose new tensors live on CUDA."""
+
+    def __init__(self, module: Any):
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+    def from_numpy(self, arr: np.ndarray) -> Any:
+        return self._module.from_numpy(arr).cuda()
+
+    def ones(self, *size: int, dtype: Any = None) -> Any:
+        return self._module.ones(*size, dtype=dtype, device="cuda")
+
+
+cuda_present = pytest.mark.skipif(not ember.cuda_available() or not torch.cuda.is_available(),
+                                  reason="needs a CUDA device with CuPy and torch CUDA")
+
+
+def cuda_pair(shape: tuple[int, ...], dtype: str = "float32") -> tuple[Any, Any]:
+    e, t = make_pair(shape, dtype)
+    return e.cuda(), t.cuda()
+
+
+@pytest.mark.cuda
+@cuda_present
+@pytest.mark.parametrize("case", range(len(GETITEM)))
+def test_getitem_cuda(case: int) -> None:
+    shape, build = GETITEM[case]
+    e, t = cuda_pair(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        check(e[build(_OnCuda(ember))], t[build(_OnCuda(torch))])
+
+
+@pytest.mark.cuda
+@cuda_present
+@pytest.mark.parametrize("case", range(len(SETITEM)))
+def test_setitem_cuda(case: int) -> None:
+    shape, dtype, index, value = SETITEM[case]
+    if dtype == "bfloat16":
+        return  # CuPy has no bfloat16
+    e, t = cuda_pair(shape, dtype)
+    t[index(_OnCuda(torch))] = value(_OnCuda(torch), dtype)
+    e[index(_OnCuda(ember))] = value(_OnCuda(ember), dtype)
+    check(e, t)
+
+
+@pytest.mark.cuda
+@cuda_present
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter:UserWarning")
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("name,shape,fn", OPS, ids=[o[0] for o in OPS])
+def test_ops_cuda(name: str, shape: tuple[int, ...], fn: Callable[..., Any], dtype: str) -> None:
+    e, t = cuda_pair(shape, dtype)
+    check(fn(_OnCuda(ember), e), fn(_OnCuda(torch), t))
+
+
+@pytest.mark.cuda
+@cuda_present
+@pytest.mark.parametrize("fn", [
+    lambda m, x: x[m.from_numpy(np.array([0, 9]))],
+    lambda m, x: x[:, m.from_numpy(np.array([-7]))],
+    lambda m, x: x.gather(1, m.from_numpy(np.array([[0], [5], [0]]))),
+    lambda m, x: x.index_select(0, m.from_numpy(np.array([3]))),
+    lambda m, x: x.take(m.from_numpy(np.array([12]))),
+    lambda m, x: x.index_put((m.from_numpy(np.array([3])),), x[0, 0].clone(), accumulate=True),
+])
+def test_out_of_bounds_cuda(fn: Callable[..., Any]) -> None:
+    """CuPy does not check bounds; Ember must, before any write (torch's CPU error types)."""
+    e, t = make_pair((3, 4))
+    with pytest.raises(Exception) as expected:
+        fn(torch, t)
+    with pytest.raises(expected.type):
+        fn(_OnCuda(ember), e.cuda())
