@@ -11,14 +11,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from ember.core import random as ember_random
 
 import ember
-
-# Until ember.core installs random's Tensor methods (OP_MODULES), attach them here.
-for _name, _fn in ember_random.METHODS.items():
-    if not hasattr(ember.Tensor, _name):
-        setattr(ember.Tensor, _name, _fn)
 
 N = 200_000
 Z = 6.0  # standard errors allowed: a false alarm is ~1e-9 per check

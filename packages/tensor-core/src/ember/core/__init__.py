@@ -9,11 +9,12 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from . import creation, dtypes, printing, random
+from . import creation, dtypes, legacy, printing, random, ranges, sampling
 from .creation import *  # noqa: F403
 from .device import cuda_available, device, device_count
 from .dispatch import REGISTRY, Op, grad_mode, hooks, register
 from .dtypes import *  # noqa: F403
+from .legacy import *  # noqa: F403
 from .ops import (
     conversion,
     copying,
@@ -24,16 +25,19 @@ from .ops import (
     masked,
     pointwise,
     reduction,
+    searching,
     shape,
     sorting,
 )
 from .printing import *  # noqa: F403
 from .random import *  # noqa: F403
+from .ranges import *  # noqa: F403
+from .sampling import *  # noqa: F403
 from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
-    conversion, copying, elementwise, pointwise, reduction, sorting, random, shape, indexing,
-    gather_scatter, masked, linalg)
+    conversion, copying, elementwise, pointwise, reduction, sorting, searching, sampling, shape,
+    indexing, gather_scatter, masked, linalg)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
@@ -62,4 +66,5 @@ def numel(input: Tensor) -> int:
 
 __all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",
             "Op", "register", "REGISTRY", "hooks", "grad_mode"]
-           + creation.__all__ + dtypes.__all__ + random.__all__ + printing.__all__ + _op_names)
+           + creation.__all__ + ranges.__all__ + legacy.__all__ + dtypes.__all__ + random.__all__
+           + sampling.__all__ + printing.__all__ + _op_names)

@@ -24,7 +24,7 @@ class Tensor:
 
     # The legacy constructor ``Tensor([...])`` / ``Tensor(2, 3)`` makes a float tensor.
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
-        from .creation import legacy_tensor
+        from .legacy import legacy_tensor
 
         return legacy_tensor(cls, *args, **kwargs)
 
