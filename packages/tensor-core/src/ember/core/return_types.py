@@ -13,7 +13,7 @@ __all__ = ["return_type", "max", "min", "sort", "topk", "kthvalue", "median", "n
            "mode", "cummax", "cummin", "aminmax", "std_mean", "var_mean"]
 
 
-def return_type(name: str, fields: tuple[str, ...]) -> type[tuple[Any, ...]]:
+def return_type(name: str, fields: tuple[str, ...]) -> Any:
     """A tuple subclass named ``name`` whose items are also the attributes ``fields``."""
 
     def __new__(cls: type[tuple[Any, ...]], *args: Any, **kwargs: Any) -> tuple[Any, ...]:

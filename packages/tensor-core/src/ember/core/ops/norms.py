@@ -1,0 +1,156 @@
+"""Norms: ``norm`` (vector p-norms, Frobenius and nuclear), ``dist``, and the vector norm
+that ``linalg.vector_norm`` can share.
+
+Installed through ``reduction.py``, whose helpers these build on.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..dispatch import register
+from ..tensor import Tensor, wrap_dim
+from .conversion import to
+from .elementwise import sub
+from .operands import _pretty
+from .reduction import (
+    _HALF,
+    _NP_F32,
+    _add_reduce,
+    _array,
+    _Dims,
+    _dims,
+    _finish,
+    _index,
+    _max_reduce,
+    _min_reduce,
+    _real,
+    _rule,
+)
+
+
+def _norm_forward(x: Any, dim: _Dims = None, keepdim: bool = False, p: float = 2.0) -> Any:
+    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+    a = np.abs(w) if w.dtype.kind == "c" or p != 2.0 else w
+    if p == 2.0:
+        r = np.sqrt(_add_reduce(a * a, axis=dim, keepdims=keepdim))
+    elif p == 1.0:
+        r = _add_reduce(a, axis=dim, keepdims=keepdim)
+    elif p == math.inf:
+        r = _max_reduce(a, axis=dim, keepdims=keepdim)
+    elif p == -math.inf:
+        r = _min_reduce(a, axis=dim, keepdims=keepdim)
+    elif p == 0.0:
+        r = _add_reduce(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
+    else:
+        with np.errstate(divide="ignore", over="ignore"):  # 0 ** -p is inf, as torch has it
+            r = _add_reduce(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
+    return _array(r).astype(_real(x.dtype), copy=False)
+
+
+def _nuclear_norm_forward(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
+    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+    r = np.linalg.svd(np.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
+    if keepdim:
+        r = np.expand_dims(r, tuple(sorted(dim)))
+    return _array(r).astype(_real(x.dtype), copy=False)
+
+
+NORM = register("norm", _norm_forward, _rule("same", real=True), "reduction")
+NUCLEAR_NORM = register("nuclear_norm", _nuclear_norm_forward, _rule("same", real=True),
+                        "library")
+
+
+def _norm_input(op: str, input: Tensor, dtype: Any) -> Tensor:
+    """Refuse integer inputs; cast to ``dtype`` (torch allows no narrowing)."""
+    if input.dtype.category < 2:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{_pretty(input.dtype)}")
+    if dtype is None:
+        return input
+    dt = _dt.to_dtype(dtype)
+    if dt.category < 2:
+        raise RuntimeError(f"{op}: dtype should be floating point or complex, but got "
+                           f"{_pretty(dt)}")
+    if _dt.promote_types(input.dtype, dt) is not dt:
+        raise RuntimeError(f"{op}: the dtype of the input ({_pretty(input.dtype)}) should be "
+                           f"convertible without narrowing to the specified dtype ({_pretty(dt)})")
+    return to(input, dt)
+
+
+def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
+                dtype: Any = None, out: Tensor | None = None) -> Tensor:
+    """torch.linalg.vector_norm: ``sum(|x|^ord)^(1/ord)`` over ``dim`` (all by default);
+    ord may be inf, -inf or 0 (the count of non-zeros)."""
+    input = _norm_input("linalg.vector_norm", input, dtype)
+    p = float(ord)
+    dims = _dims("linalg.vector_norm", dim, input._data.ndim)
+    if (p < 0 or p == math.inf) and input._data.size == 0:  # no identity
+        what = f"{p:g}"
+        if dims is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        for d in dims:
+            if input._data.shape[d] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on the "
+                                   f"dimension {d}because this dimension is empty and the "
+                                   "operation does not have an identity")
+    keepdim = bool(keepdim) and input._data.ndim > 0
+    r = NORM.forward(input._data, dims, keepdim, p)
+    return _finish(NORM, "linalg.vector_norm", input, r, out,
+                   {"dim": dims, "keepdim": keepdim, "p": p})
+
+
+def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any,
+                  out: Tensor | None) -> Tensor:
+    input = _norm_input("linalg.matrix_norm", input, dtype)
+    if input._data.dtype in _HALF:
+        raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
+                           f"{_pretty(input.dtype)}")
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(str(d) for d in dim)}")
+    d0, d1 = (wrap_dim(_index("linalg.matrix_norm", d), ndim, "linalg.matrix_norm")
+              for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    keepdim = bool(keepdim)
+    r = NUCLEAR_NORM.forward(input._data, (d0, d1), keepdim)
+    return _finish(NUCLEAR_NORM, "linalg.matrix_norm", input, r, out,
+                   {"dim": (d0, d1), "keepdim": keepdim})
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         out: Tensor | None = None, dtype: Any = None) -> Tensor:
+    """torch.norm: a vector p-norm over ``dim`` (all dims by default), the Frobenius norm
+    ('fro', the same as p=2) or the nuclear norm ('nuc', over two dims)."""
+    if not isinstance(p, str):
+        return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if p == "fro" and (dims is None or len(dims) <= 2):
+        return vector_norm(input, 2.0, dim, keepdim, dtype=dtype, out=out)
+    if p not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    # 'fro' gets here only with more than two dims, which the matrix norm refuses
+    return _nuclear_norm(input, tuple(range(input._data.ndim)) if dims is None else dims,
+                         keepdim, dtype, out)
+
+
+def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+    """torch.dist: the p-norm of ``input - other`` (broadcast)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    dt = _dt.result_type(input, other)
+    if dt.category < 2:
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_pretty(dt)} instead.")
+    return vector_norm(sub(input, other), p)

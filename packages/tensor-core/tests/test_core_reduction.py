@@ -1,0 +1,315 @@
+"""Reductions and scans against torch: every call on every dtype and shape.
+
+Each line of ``CALLS`` is run with ``m`` = torch and ``m`` = ember on the same data; where
+torch raises, Ember must raise the same exception type and leave its input unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+from ember.core import meta
+from ember.core.dispatch import REGISTRY, hooks
+from torch_oracle import check, random_array
+
+import ember
+
+INF = math.inf
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool",
+          "complex64"]
+# (shape, noncontiguous): 0-d, empty, and views whose strides are not C order.
+SHAPES = [((), False), ((0,), False), ((5,), False), ((2, 3, 4), False), ((0, 3), False),
+          ((3, 4), True), ((2, 3, 4), True), ((6,), True)]
+
+
+def make_pair(shape: tuple[int, ...], dtype: str, noncontiguous: bool = False, seed: int = 0,
+              low: float = -3.0, high: float = 3.0) -> tuple[ember.Tensor, torch.Tensor]:
+    """The same data in both; non-contiguous ones are transposed or strided numpy views."""
+    rng = np.random.default_rng(seed)
+    full = shape
+    if noncontiguous:
+        full = tuple(reversed(shape)) if len(shape) > 1 else (shape[0] * 2,)
+    base = np.asarray(random_array(full, dtype, rng, low, high))  # bool 0-d: a numpy scalar
+    t = torch.from_numpy(base.copy())
+    if dtype == "bfloat16":
+        t = t.to(torch.bfloat16)
+        base = base.astype(ml_dtypes.bfloat16)
+    e = ember.from_numpy(base)
+    if noncontiguous and len(shape) > 1:
+        e, t = ember.from_numpy(base.T), t.permute(*reversed(range(len(shape))))
+    elif noncontiguous:
+        e, t = ember.from_numpy(base[::2]), t[::2]
+    assert e.is_contiguous() != noncontiguous or 0 in shape
+    return e, t
+
+
+def compare(fn: Any, e: ember.Tensor, t: torch.Tensor, **tol: Any) -> None:
+    before = np.array(e, copy=True)
+    try:
+        expected = fn(torch, t)
+    except Exception as exc:  # torch refuses: Ember must refuse the same way
+        with pytest.raises(type(exc)):
+            fn(ember, e)
+        np.testing.assert_array_equal(np.array(e).reshape(-1).view(np.uint8),
+                                      before.reshape(-1).view(np.uint8))  # bitwise, NaN too
+        return
+    check(fn(ember, e), expected, **tol)
+
+
+CALLS = {
+    "sum": lambda m, x: x.sum(),
+    "sum_dim": lambda m, x: m.sum(x, -1),
+    "sum_dims_keepdim": lambda m, x: m.sum(x, (0, -1), keepdim=True),
+    "sum_dim1": lambda m, x: m.sum(x, dim=1),
+    "sum_empty_dims": lambda m, x: x.sum(dim=[]),
+    "sum_dtype": lambda m, x: x.sum(0, dtype=m.float64),
+    "sum_dtype_int": lambda m, x: m.sum(x, dtype=m.int32),
+    "nansum": lambda m, x: m.nansum(x),
+    "nansum_dim": lambda m, x: m.nansum(x, -1, True),
+    "mean": lambda m, x: x.mean(),
+    "mean_dim": lambda m, x: m.mean(x, -1, keepdim=True),
+    "mean_dims": lambda m, x: m.mean(x, (0, -1)),
+    "mean_dtype": lambda m, x: x.mean(dtype=m.float64),
+    "nanmean": lambda m, x: m.nanmean(x, 0),
+    "prod": lambda m, x: x.prod(),
+    "prod_dim": lambda m, x: m.prod(x, -1, True),
+    "prod_dtype": lambda m, x: x.prod(0, dtype=m.float64),
+    "prod_tuple": lambda m, x: m.prod(x, (0,)),
+    "var": lambda m, x: x.var(),
+    "var_dim": lambda m, x: m.var(x, -1),
+    "var_dims_correction": lambda m, x: m.var(x, (0, -1), keepdim=True, correction=2),
+    "std_legacy": lambda m, x: x.std(0, True, True),
+    "std_unbiased": lambda m, x: x.std(False),
+    "std_correction": lambda m, x: m.std(x, -1, correction=0),
+    "std_both": lambda m, x: m.std(x, unbiased=True, correction=1),
+    "var_mean": lambda m, x: m.var_mean(x, -1),
+    "std_mean": lambda m, x: m.std_mean(x, (0, -1), correction=0),
+    "max": lambda m, x: x.max(),
+    "max_dim": lambda m, x: m.max(x, -1),
+    "min_dim_keepdim": lambda m, x: m.min(x, 0, keepdim=True),
+    "max_dim_kw": lambda m, x: x.max(dim=0),
+    "max_tuple": lambda m, x: m.max(x, (0,)),
+    "max_binary": lambda m, x: m.max(x, m.zeros_like(x)),
+    "min_binary_keyword": lambda m, x: x.min(other=m.ones_like(x)),
+    "min": lambda m, x: m.min(x),
+    "amax": lambda m, x: m.amax(x),
+    "amax_dims": lambda m, x: m.amax(x, (0, -1), True),
+    "amin_dim": lambda m, x: m.amin(x, -1),
+    "aminmax": lambda m, x: m.aminmax(x),
+    "aminmax_dim": lambda m, x: m.aminmax(x, dim=-1, keepdim=True),
+    "argmax": lambda m, x: x.argmax(),
+    "argmax_dim": lambda m, x: m.argmax(x, -1),
+    "argmin_dim_keepdim": lambda m, x: m.argmin(x, 0, keepdim=True),
+    "argmax_keepdim": lambda m, x: x.argmax(keepdim=True),
+    "logsumexp": lambda m, x: m.logsumexp(x, -1),
+    "logsumexp_dims": lambda m, x: m.logsumexp(x, (0, -1), keepdim=True),
+    "norm": lambda m, x: x.norm(),
+    "norm_1": lambda m, x: m.norm(x, 1),
+    "norm_inf_dim": lambda m, x: m.norm(x, INF, -1),
+    "norm_neginf": lambda m, x: m.norm(x, -INF),
+    "norm_0": lambda m, x: m.norm(x, 0),
+    "norm_p_dims": lambda m, x: m.norm(x, 3.5, (0, -1), True),
+    "norm_negative_p": lambda m, x: m.norm(x, -1.5),
+    "norm_fro_dim": lambda m, x: m.norm(x, "fro", -1),
+    "norm_nuc": lambda m, x: m.norm(x, "nuc"),
+    "norm_nuc_dims": lambda m, x: m.norm(x, "nuc", (-1, 0), keepdim=True),
+    "norm_dtype": lambda m, x: m.norm(x, dtype=m.float64),
+    "dist": lambda m, x: m.dist(x, m.ones_like(x)),
+    "dist_inf": lambda m, x: m.dist(x, m.ones_like(x), INF),
+    "dist_0": lambda m, x: m.dist(x, m.zeros_like(x), 0),
+    "all": lambda m, x: x.all(),
+    "any_dim": lambda m, x: m.any(x, -1),
+    "all_dims_keepdim": lambda m, x: m.all(x, (0, -1), keepdim=True),
+    "any_no_dims": lambda m, x: m.any(x, dim=()),
+    "count_nonzero": lambda m, x: m.count_nonzero(x),
+    "count_nonzero_dim": lambda m, x: m.count_nonzero(x, -1),
+    "count_nonzero_dims": lambda m, x: m.count_nonzero(x, (0, -1)),
+    "cumsum": lambda m, x: m.cumsum(x, -1),
+    "cumsum_dtype": lambda m, x: x.cumsum(0, dtype=m.float64),
+    "cumprod": lambda m, x: m.cumprod(x, -1),
+    "cummax": lambda m, x: m.cummax(x, -1),
+    "cummin": lambda m, x: x.cummin(0),
+    "logcumsumexp": lambda m, x: m.logcumsumexp(x, -1),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", list(CALLS))
+def test_against_torch(name: str, dtype: str) -> None:
+    for shape, noncontiguous in SHAPES:
+        e, t = make_pair(shape, dtype, noncontiguous)
+        try:
+            compare(CALLS[name], e, t)
+        except Exception as exc:
+            raise AssertionError(f"{name} {dtype} shape={shape} noncontiguous={noncontiguous}: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+
+
+SPECIAL_VALUES = [math.nan, INF, -INF, 0.0, -0.0, 1.0, -2.0, 2.0, 2.0, math.nan, -INF, 3.0]
+NAN_CALLS = ["sum", "nansum", "nansum_dim", "mean_dim", "nanmean", "max_dim", "min", "amax_dims",
+             "argmax_dim", "argmin_dim_keepdim", "logsumexp", "cummax", "cummin",
+             "logcumsumexp", "cumsum", "norm_inf_dim", "norm", "var_dim", "all", "any_dim",
+             "count_nonzero_dim"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name", NAN_CALLS)
+def test_special_values(name: str, dtype: str) -> None:
+    """NaN and infinities: propagation, which index max/argmax/cummax report, -inf rows."""
+    rng = np.random.default_rng(1)
+    arr = rng.permutation(np.array(SPECIAL_VALUES * 2)).reshape(4, 6).astype(dtype)
+    arr[0] = -INF  # a row with nothing but -inf
+    compare(CALLS[name], ember.from_numpy(arr.copy()), torch.from_numpy(arr.copy()))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["sum", "mean", "sum_dim", "cumsum", "var", "norm", "logsumexp"])
+def test_half_precision_accumulates_in_float32(name: str, dtype: str) -> None:
+    """Long float16/bfloat16 reductions: accumulating in the narrow type would drift."""
+    e, t = make_pair((8, 1024), dtype, low=0.0, high=1.0)
+    compare(CALLS[name], e, t)
+
+
+def test_logsumexp_is_stable() -> None:
+    e, t = make_pair((3, 7), "float32", low=500.0, high=1000.0)
+    check(ember.logsumexp(e, 1), torch.logsumexp(t, 1))
+    check(ember.logsumexp(-e, 1), torch.logsumexp(-t, 1))
+    check(ember.logcumsumexp(-e, 1), torch.logcumsumexp(-t, 1))
+
+
+def test_logsumexp_of_integers_is_default_float() -> None:
+    e, t = make_pair((3, 4), "int64")
+    ember.set_default_dtype(ember.float64)
+    torch.set_default_dtype(torch.float64)
+    try:
+        check(ember.logsumexp(e, 0), torch.logsumexp(t, 0))
+    finally:
+        ember.set_default_dtype(ember.float32)
+        torch.set_default_dtype(torch.float32)
+
+
+@pytest.mark.parametrize("correction", [0, 1, 2, 3, 0.5])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.filterwarnings("ignore:std\\(\\)|var\\(\\):UserWarning")
+def test_var_degrees_of_freedom(n: int, correction: float) -> None:
+    """N - correction <= 0 gives inf or nan as in torch."""
+    e, t = make_pair((4, n), "float64")
+    check(ember.var(e, 1, correction=correction), torch.var(t, 1, correction=correction))
+    check(ember.std(e, 1, correction=correction), torch.std(t, 1, correction=correction))
+
+
+def test_max_with_dim_returns_named_tuple() -> None:
+    e, t = make_pair((3, 4), "float32")
+    r = ember.max(e, 1)
+    assert type(r).__name__ == "max" and isinstance(r, tuple)
+    values, indices = r
+    check(r.values, torch.max(t, 1).values)
+    check(r.indices, torch.max(t, 1).indices)
+    assert values is r.values and indices is r.indices
+    assert repr(r).startswith("torch.return_types.max(\nvalues=tensor(")
+    assert type(ember.cummin(e, 0)).__name__ == "cummin"
+    mn, mx = ember.aminmax(e)
+    check(mn, torch.aminmax(t).min)
+    check(mx, torch.aminmax(t).max)
+
+
+def test_full_sum_is_a_0d_array() -> None:
+    """The hot path must give a 0-d ndarray, never a numpy scalar."""
+    for dtype in DTYPES:
+        e, _ = make_pair((4, 4), dtype)
+        for r in (e.sum(), e.mean() if dtype.startswith(("float", "complex")) else e.prod(),
+                  e.amax() if dtype != "complex64" else e.any(), e.count_nonzero()):
+            assert type(r._data) is np.ndarray and r._data.shape == ()
+
+
+def test_out_argument() -> None:
+    e, t = make_pair((3, 4), "float32")
+    out = ember.empty(0)
+    assert ember.sum(e, 1, out=out) is out
+    check(out, torch.sum(t, 1))
+    values, indices = ember.empty(0), ember.empty(0, dtype=ember.int64)
+    r = ember.max(e, 0, out=(values, indices))
+    assert r.values is values and r.indices is indices
+    check(indices, torch.max(t, 0).indices)
+    out = ember.empty(2)
+    with pytest.raises(RuntimeError):
+        ember.cumsum(e, 0, out=out)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64", "float16"])
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+def test_inplace_scans(name: str, dtype: str) -> None:
+    e, t = make_pair((3, 4), dtype)
+    base = e
+    version = e._version
+    r = getattr(e, name)(1)
+    assert r is base and e._version == version + 1
+    check(e, getattr(t, name)(1))  # in place: int32 stays int32
+    with pytest.raises(RuntimeError):
+        getattr(torch.ones(3, dtype=torch.int32), name)(0, dtype=torch.int64)
+    with pytest.raises(RuntimeError):
+        getattr(ember.ones(3, dtype=ember.int32), name)(0, dtype=ember.int64)
+
+
+def test_reductions_record_for_autograd() -> None:
+    """Each reduction tells autograd its op, inputs, params and outputs."""
+    seen: list[tuple[str, tuple[Any, ...], Any, Any]] = []
+    saved = hooks.record
+    hooks.record = lambda op, inputs, params, out: seen.append((op.name, inputs, params, out))
+    try:
+        e = ember.ones(2, 3).requires_grad_()
+        s = e.sum()
+        m = ember.mean(e, -1, keepdim=True)
+        v = ember.std(e, (0, 1), correction=0)
+        mx = ember.max(e, 1)
+        n = ember.norm(e, 3, 0)
+        c = ember.cumsum(e, 1, dtype=ember.float64)
+        ember.sum(ember.ones(3))  # nothing requires grad: nothing recorded
+    finally:
+        hooks.record = saved
+    assert [(name, params) for name, _, params, _ in seen] == [
+        ("sum", {"dim": None, "keepdim": False, "dtype": None}),
+        ("mean", {"dim": (1,), "keepdim": True, "dtype": None}),
+        ("std", {"dim": (0, 1), "keepdim": False, "correction": 0.0}),
+        ("max", {"dim": 1, "keepdim": False}),
+        ("norm", {"dim": (0,), "keepdim": False, "p": 3.0}),
+        ("cumsum", {"dim": 1, "dtype": ember.float64}),
+    ]
+    assert all(inputs == (e,) for _, inputs, _, _ in seen)
+    outs = [out for *_, out in seen]
+    assert outs[0] is s and outs[1] is m and outs[2] is v and outs[4] is n and outs[5] is c
+    assert outs[3][0] is mx.values and outs[3][1] is mx.indices
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("sum", {"dim": (0, 2), "keepdim": False, "dtype": None}),
+    ("sum", {"dim": None, "keepdim": True, "dtype": ember.float16}),
+    ("mean", {"dim": (1,), "keepdim": True, "dtype": None}),
+    ("var", {"dim": (2,), "keepdim": False, "correction": 1.0}),
+    ("amax", {"dim": (0, 1), "keepdim": True}),
+    ("max", {"dim": 1, "keepdim": False}),
+    ("argmax", {"dim": None, "keepdim": True}),
+    ("logsumexp", {"dim": (0,), "keepdim": False}),
+    ("norm", {"dim": None, "keepdim": False, "p": 2.0}),
+    ("all", {"dim": (), "keepdim": False}),
+    ("count_nonzero", {"dim": (1,)}),
+    ("cumsum", {"dim": 2, "dtype": None}),
+    ("cummax", {"dim": 0}),
+])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "complex64"])
+def test_meta_rules_match_forward(name: str, kwargs: dict[str, Any], dtype: str) -> None:
+    """The data-free shape/dtype rule agrees with what the forward computes."""
+    op = REGISTRY[name]
+    arr = random_array((2, 3, 4), dtype, np.random.default_rng(0))
+    if dtype == "complex64" and name in ("amax", "max", "argmax", "cummax"):
+        return  # torch refuses these for complex, so no rule is needed
+    spec = op.meta(meta.Spec((2, 3, 4), ember.core.dtypes.from_numpy_dtype(arr.dtype)), **kwargs)
+    out = op.forward(arr, **kwargs)
+    for s, o in zip((spec,) if isinstance(spec, meta.Spec) else spec,
+                    out if isinstance(out, tuple) else (out,)):
+        assert s.shape == np.shape(o) and s.dtype.np == np.asarray(o).dtype
