@@ -21,6 +21,7 @@ from .ops import (
     elementwise,
     gather_scatter,
     indexing,
+    joining,
     linalg,
     masked,
     pointwise,
@@ -37,7 +38,7 @@ from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
     conversion, copying, elementwise, pointwise, reduction, sorting, searching, sampling, shape,
-    indexing, gather_scatter, masked, linalg)
+    joining, indexing, gather_scatter, masked, linalg)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

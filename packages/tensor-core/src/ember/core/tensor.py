@@ -21,6 +21,15 @@ class Tensor:
 
     __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_requires_grad", "grad",
                  "grad_fn", "_ag", "__weakref__", "__dict__")
+    _data: Any  # numpy.ndarray on the CPU, cupy.ndarray on CUDA
+    dtype: _dt.dtype
+    device: device
+    _vc: list[int] | None  # version counter, shared by all views of one storage
+    _base: Tensor | None  # the tensor whose storage this view looks into
+    _requires_grad: bool
+    grad: Tensor | None
+    grad_fn: Any
+    _ag: Any  # autograd's per-tensor extras (hooks, retain_grad)
 
     # The legacy constructor ``Tensor([...])`` / ``Tensor(2, 3)`` makes a float tensor.
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:

@@ -115,7 +115,7 @@ def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
         check_inplace_shape(op, dst.shape, src.shape)
     if hooks.inplace is not None and (self._requires_grad or result._requires_grad):
         hooks.inplace(self, result, op)
-    if not getattr(dst.flags, "writeable", True):  # cupy arrays have no such flag
+    if not getattr(dst.flags, "writeable", True) or _overlaps(dst):
         raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the tensor "
                            "before performing the operation.")
@@ -123,6 +123,13 @@ def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
     xp.copyto(dst, src, casting="unsafe")
     bump_version(self)
     return self
+
+
+def _overlaps(arr: Any) -> bool:
+    """A zero stride over a dim longer than 1 (an expanded tensor): elements share memory.
+
+    NumPy marks such views read-only; CuPy has no read-only arrays, so look at strides."""
+    return any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides))
 
 
 def check_inplace_shape(op: str, dst: tuple[int, ...], src: tuple[int, ...]) -> None:
