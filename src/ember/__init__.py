@@ -4,13 +4,17 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+# Importing autograd installs it into tensor-core's dispatch.
+from ember import accelerator, backends, cuda  # noqa: E402,F401
+from ember.autograd import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from ember.core import *  # noqa: E402,F403
 from ember.core import Tensor, cuda_available, return_types  # noqa: E402,F401
-
-from ember import accelerator, backends, cuda  # noqa: E402,F401
-import ember.autograd  # noqa: F401,E402  (installs autograd into tensor-core's dispatch)
-from ember.autograd import (  # noqa: E402
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled)
 
 __version__ = "0.1.0"

@@ -1,0 +1,367 @@
+"""The backward engine: runs the graph from the outputs back to the leaves.
+
+The graph is walked once to collect the nodes reachable from the outputs; since a node
+is always created after the nodes of its inputs, sorting by creation number (newest
+first) is a topological order, and the one torch's CPU engine follows. Gradients wait in
+a buffer per node until the node runs; a leaf's gradient is accumulated as soon as the
+last node feeding it has run (so post-accumulate hooks fire early, as in torch).
+
+A formula may return a gradient of the broadcast shape, or of a promoted dtype: the
+engine sums it down to the input's shape and casts it to the input's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any
+
+from ember.core.dispatch import grad_mode
+from ember.core.tensor import Tensor, bump_version, make
+
+from . import anomaly_mode
+from .graph import Node
+
+__all__ = ["execute", "sum_to_shape"]
+
+
+def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``g`` over the dims it was broadcast along so that it has ``shape``."""
+    if g._data.ndim < len(shape):  # an input with extra leading 1s (setitem's value)
+        g = g.reshape((1,) * (len(shape) - g._data.ndim) + g._data.shape)  # type: ignore[attr-defined]
+    gshape = g._data.shape
+    lead = len(gshape) - len(shape)
+    if any(n != 1 and n != gshape[i + lead] for i, n in enumerate(shape)):
+        raise RuntimeError(f"a gradient of shape {list(gshape)} does not broadcast to the input's "
+                           f"shape {list(shape)}")
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and gshape[i + lead] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)  # type: ignore[attr-defined]
+    if lead:
+        g = g.reshape(shape)  # type: ignore[attr-defined]
+    return g
+
+
+def _fit(g: Tensor, like: Any) -> Tensor:
+    """``g`` in the shape, dtype and device of the input ``like`` (a Tensor or Freed)."""
+    if g._data.shape != like._data.shape:
+        g = sum_to_shape(g, like._data.shape)
+    if g.dtype is not like.dtype or g.device is not like.device:
+        if like.dtype.category < 3 and g.dtype.category == 3:
+            # a real input's gradient is the real part (Ember has no real() op to record yet)
+            g = make(g._data.real.copy(), g.dtype.to_real(), g.device)
+        g = g.to(like.device, like.dtype)  # type: ignore[attr-defined]
+    return g
+
+
+class GraphTask:
+    """The state of one backward pass."""
+
+    __slots__ = ("buffers", "leaf_grads", "leaf_deps", "create_graph", "keep_graph",
+                 "leaf_targets", "node_targets", "captured", "accumulate")
+
+    def __init__(self, create_graph: bool, keep_graph: bool, accumulate: bool):
+        self.buffers: dict[Node, Any] = {}
+        self.leaf_grads: dict[Tensor, Tensor | None] = {}
+        self.leaf_deps: dict[Tensor, int] = {}
+        self.create_graph = create_graph
+        self.keep_graph = keep_graph
+        self.accumulate = accumulate
+        self.leaf_targets: dict[Tensor, list[int]] | None = None
+        self.node_targets: dict[tuple[Node, int], list[int]] | None = None
+        self.captured: list[Tensor | None] = []
+
+    # ------------------------------------------------------------------ delivery
+    def send(self, fn: Any, nr: int, g: Tensor | None) -> None:
+        """Add ``g`` to what flows into output ``nr`` of node ``fn`` (or into leaf ``fn``)."""
+        if isinstance(fn, Tensor):
+            deps = self.leaf_deps
+            if fn not in deps:
+                return  # a leaf this pass does not want
+            if g is not None:
+                old = self.leaf_grads.get(fn)
+                self.leaf_grads[fn] = g if old is None else old + g
+            left = deps[fn] - 1
+            deps[fn] = left
+            if left == 0:
+                self.finish_leaf(fn)
+            return
+        if g is None:
+            return
+        buffers = self.buffers
+        if fn.n_out == 1:
+            old = buffers.get(fn)
+            buffers[fn] = g if old is None else old + g
+        else:
+            slots = buffers.get(fn)
+            if slots is None:
+                slots = buffers[fn] = [None] * fn.n_out
+            old = slots[nr]
+            slots[nr] = g if old is None else old + g
+
+    def finish_leaf(self, leaf: Tensor) -> None:
+        g = self.leaf_grads.pop(leaf, None)
+        if g is None:
+            return
+        m = leaf._ag
+        acc = None
+        if m is not None:
+            if m.hooks:
+                g = _run_tensor_hooks(m.hooks, g)
+            acc = m.acc.extra if m.acc is not None else None
+            if acc is not None and acc.prehooks:
+                g = _run_prehooks(m.acc, (g,))[0]
+        targets = self.leaf_targets
+        if targets is not None:
+            idx = targets.get(leaf)
+            if idx is None:
+                return
+            if not self.accumulate:
+                for i in idx:
+                    self.captured[i] = g
+                return
+        accumulate_grad(leaf, g, self.create_graph)
+        if m is not None:
+            if m.post_hooks:
+                for hook in tuple(m.post_hooks):
+                    hook(leaf)
+            if acc is not None and acc.hooks:
+                for node_hook in tuple(acc.hooks):
+                    node_hook((), (g,))
+
+    # ------------------------------------------------------------------ running a node
+    def run(self, node: Node, grads: Any) -> None:
+        extra = node.extra
+        if extra is not None and extra.prehooks:
+            single = node.n_out == 1
+            grads = _run_prehooks(node, (grads,) if single else tuple(grads))
+            grads = grads[0] if single else list(grads)
+        vjp = node.formula.vjp
+        if anomaly_mode.state.enabled:
+            grads_in = anomaly_mode.run_checked(node, vjp, grads)
+        else:
+            grads_in = vjp(node, grads)
+        if extra is not None and extra.hooks:
+            grads_in = _run_posthooks(node, extra.hooks, grads_in, grads)
+        inputs = node.inputs
+        for i, edge in enumerate(node.next):
+            if edge is None:
+                continue
+            g = grads_in[i]
+            if g is not None:
+                g = _fit(g, inputs[i])
+            self.send(edge[0], edge[1], g)
+        if not self.keep_graph:
+            node.release()
+
+    def output_hooks(self, node: Node, extra: Any, grads: Any) -> Any:
+        """The tensor hooks and retained grads of the node's outputs."""
+        single = node.n_out == 1
+        glist = [grads] if single else list(grads)
+        for nr, hooks in extra.tensor_prehooks.items():
+            if hooks and glist[nr] is not None:
+                glist[nr] = _run_tensor_hooks(hooks, glist[nr])
+        for nr, ref in extra.retains.items():
+            t = ref()
+            if t is not None and glist[nr] is not None:
+                g = glist[nr]
+                if t.grad is None:
+                    t.grad = g if self.create_graph else _detached_copy(g)
+                else:
+                    t.grad = t.grad + g
+        return glist[0] if single else glist
+
+
+def _detached_copy(g: Tensor) -> Tensor:
+    return make(g._data.copy(), g.dtype, g.device)
+
+
+def accumulate_grad(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+    """``leaf.grad += g``: the first gradient is stored (never aliasing ``g``), later ones added."""
+    old = leaf.grad
+    if old is None:
+        leaf.grad = g.clone() if create_graph else _detached_copy(g)  # type: ignore[attr-defined]
+    elif create_graph or old._requires_grad:
+        leaf.grad = old + g
+    elif old._data.shape == g._data.shape and old.dtype is g.dtype and old.device is g.device:
+        old.device.xp.add(old._data, g._data, out=old._data)
+        bump_version(old)
+    else:
+        old.add_(g)  # type: ignore[attr-defined]
+
+
+def _run_tensor_hooks(hooks: list[Any], g: Tensor) -> Tensor:
+    for hook in tuple(hooks):
+        r = hook(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _run_prehooks(node: Node, grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    assert node.extra is not None
+    for hook in tuple(node.extra.prehooks):
+        r = hook(grads)
+        if r is not None:
+            grads = tuple(r)
+    return grads
+
+
+def _run_posthooks(node: Node, hooks: list[Any], grads_in: Any, grads: Any) -> Any:
+    outs = (grads,) if node.n_out == 1 else tuple(grads)
+    grads_in = tuple(grads_in)
+    for hook in tuple(hooks):
+        r = hook(grads_in, outs)
+        if r is not None:
+            grads_in = tuple(r)
+    return grads_in
+
+
+def _root_edge(t: Tensor) -> tuple[Any, int]:
+    fn = t.grad_fn
+    if fn is None:
+        return t, 0
+    m = t._ag
+    return fn, 0 if m is None else m.output_nr
+
+
+def execute(roots: Sequence[Tensor], grads: Sequence[Tensor], keep_graph: bool,
+            create_graph: bool, inputs: Sequence[Tensor] | None = None,
+            accumulate: bool = True) -> list[Tensor | None]:
+    """Run backward from ``roots`` seeded with ``grads``.
+
+    ``inputs=None``: accumulate into every leaf reached. With ``inputs``: only the
+    nodes leading to them run; ``accumulate=True`` adds into their ``.grad``
+    (``backward(inputs=...)``), ``False`` returns their gradients (``autograd.grad``).
+    """
+    task = GraphTask(create_graph, keep_graph, accumulate)
+    edges = [_root_edge(t) for t in roots]
+    deps = task.leaf_deps
+    nodes = _collect(edges, deps)
+    nodes.sort(key=_seq, reverse=True)
+    run = None
+    if inputs is not None:
+        _set_targets(task, inputs)
+        run = _needed(task, nodes)
+        # only the nodes that run deliver to leaves, and only target leaves are wanted
+        targets: dict[Tensor, list[int]] = task.leaf_targets  # type: ignore[assignment]
+        deps.clear()
+        for node in run:
+            for e in node.next:
+                if e is not None and e[0] in targets and isinstance(e[0], Tensor):
+                    deps[e[0]] = deps.get(e[0], 0) + 1
+        for fn, _ in edges:
+            if isinstance(fn, Tensor) and fn in targets:
+                deps[fn] = deps.get(fn, 0) + 1
+
+    prev = grad_mode.enabled
+    grad_mode.enabled = create_graph
+    try:
+        for (fn, nr), g in zip(edges, grads):
+            task.send(fn, nr, g)
+        buffers = task.buffers
+        node_targets = task.node_targets
+        for node in nodes:
+            g = buffers.pop(node, None)
+            skip = run is not None and node not in run
+            if g is None:
+                if not skip:
+                    for e in node.next:
+                        if e is not None and isinstance(e[0], Tensor):
+                            task.send(e[0], 0, None)
+                continue
+            if node.extra is not None:
+                g = task.output_hooks(node, node.extra, g)
+            if node_targets:
+                _capture(task, node, g)
+            if not skip:
+                task.run(node, g)
+        if inputs is not None and accumulate:
+            # backward(inputs=[non_leaf]) accumulates into the non-leaf's .grad
+            done: set[int] = set()
+            for t, found in zip(inputs, task.captured):
+                if found is None or t.grad_fn is None or id(t) in done:
+                    continue
+                if t._ag is None or not t._ag.retains_grad:  # else its retain hook did it
+                    done.add(id(t))
+                    accumulate_grad(t, found, create_graph)
+    finally:
+        grad_mode.enabled = prev
+    return task.captured
+
+
+def _capture(task: GraphTask, node: Node, g: Any) -> None:
+    """Record the gradients of the non-leaf targets that are outputs of ``node``."""
+    glist = (g,) if node.n_out == 1 else g
+    for nr, gi in enumerate(glist):
+        idx = task.node_targets.get((node, nr))  # type: ignore[union-attr]
+        if idx is not None and gi is not None:
+            for i in idx:
+                task.captured[i] = gi
+
+
+_seq = attrgetter("seq")
+
+
+def _collect(edges: list[tuple[Any, int]], deps: dict[Tensor, int]) -> list[Node]:
+    """The nodes reachable from ``edges``; counts into ``deps`` the edges into each leaf."""
+    seen: set[Node] = set()
+    stack: list[Node] = []
+    for fn, _ in edges:
+        if isinstance(fn, Tensor):
+            deps[fn] = deps.get(fn, 0) + 1
+        elif fn not in seen:
+            seen.add(fn)
+            stack.append(fn)
+    nodes = list(stack)
+    while stack:
+        for e in stack.pop().next:
+            if e is None:
+                continue
+            fn = e[0]
+            if fn in seen:
+                continue
+            if isinstance(fn, Tensor):
+                deps[fn] = deps.get(fn, 0) + 1
+            else:
+                seen.add(fn)
+                stack.append(fn)
+                nodes.append(fn)
+    return nodes
+
+
+def _set_targets(task: GraphTask, inputs: Sequence[Tensor]) -> None:
+    leaves: dict[Tensor, list[int]] = {}
+    by_node: dict[tuple[Node, int], list[int]] = {}
+    for i, t in enumerate(inputs):
+        fn, nr = _root_edge(t)
+        if isinstance(fn, Tensor):
+            leaves.setdefault(fn, []).append(i)
+        else:
+            by_node.setdefault((fn, nr), []).append(i)
+    task.leaf_targets = leaves
+    task.node_targets = by_node
+    task.captured = [None] * len(inputs)
+
+
+def _needed(task: GraphTask, nodes: list[Node]) -> set[Node]:
+    """The nodes on a path to one of the targets (they run; the others are skipped)."""
+    leaves = task.leaf_targets
+    assert leaves is not None and task.node_targets is not None
+    wanted_outputs = task.node_targets
+    needed: set[Node] = set()
+    for node in reversed(nodes):  # oldest first: a node's inputs are decided before it
+        for e in node.next:
+            if e is None:
+                continue
+            fn = e[0]
+            if isinstance(fn, Tensor):
+                if fn in leaves:
+                    break
+            elif fn in needed or e in wanted_outputs:
+                break
+        else:
+            continue
+        needed.add(node)
+    return needed

@@ -1,0 +1,271 @@
+"""VJPs of elementwise and pointwise primitives too long for a line of the table.
+
+Each takes ``(node, grad)`` and returns one gradient per input; see ``formulas.py``.
+Masks pick gradients with ``where`` rather than multiplying by 0/1, so that an infinite
+or NaN gradient elsewhere does not leak into the zeroed entries (torch does the same).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ember.core as E
+from ember.core.tensor import Tensor, make
+
+Grads = tuple[Any, ...]
+
+
+def needs(n: Any, i: int) -> bool:
+    """Whether input ``i`` of the node gets a gradient."""
+    return n.next[i] is not None
+
+
+def zeros(g: Tensor) -> Tensor:
+    return E.zeros_like(g)
+
+
+def number(value: Any) -> Any:
+    """A formula's scalar parameter (a 0-d numpy value) as a Python number."""
+    return value.item() if hasattr(value, "item") else value
+
+
+# ----------------------------------------------------------------------------- binary
+
+def div(n: Any, g: Tensor) -> Grads:
+    y = n.saved(1)
+    gx = g / y if needs(n, 0) else None
+    gy = -g * n.saved(0) / (y * y) if needs(n, 1) else None
+    return gx, gy
+
+
+def remainder(n: Any, g: Tensor) -> Grads:
+    gy = -g * E.div(n.saved(0), n.saved(1), rounding_mode="floor") if needs(n, 1) else None
+    return g, gy
+
+
+def fmod(n: Any, g: Tensor) -> Grads:
+    gy = -g * E.div(n.saved(0), n.saved(1), rounding_mode="trunc") if needs(n, 1) else None
+    return g, gy
+
+
+def pow(n: Any, g: Tensor) -> Grads:
+    x, e = n.inputs
+    gx = ge = None
+    if needs(n, 0):
+        x, e = n.saved(0), n.saved(1)
+        if isinstance(e, Tensor):
+            gx = E.where(e == 0, 0.0, g * (e * x.pow(e - 1)))
+        else:
+            gx = zeros(g) if e == 0 else g * (e * x.pow(e - 1))
+    if needs(n, 1):
+        x, e = n.saved(0), n.saved(1)
+        out = n.result()
+        if isinstance(x, Tensor):
+            cond = (x == 0) & (e >= 0)
+            ge = g * E.where(cond, 0.0, out * x.log())
+        elif x == 0:
+            ge = g * E.where(e >= 0, 0.0, out * -math.inf)
+        else:
+            ge = g * (out * (math.log(x) if x > 0 else math.nan))
+    return gx, ge
+
+
+def pow_name(n: Any) -> str:
+    x, e = n.inputs
+    if not isinstance(x, Tensor):
+        return "PowBackward2"
+    return "PowBackward1" if isinstance(e, Tensor) else "PowBackward0"
+
+
+def maximum(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    half = E.where(x == y, g / 2, g)
+    gx = E.where(x < y, 0.0, half) if needs(n, 0) else None
+    gy = E.where(x > y, 0.0, half) if needs(n, 1) else None
+    return gx, gy
+
+
+def minimum(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    half = E.where(x == y, g / 2, g)
+    gx = E.where(x > y, 0.0, half) if needs(n, 0) else None
+    gy = E.where(x < y, 0.0, half) if needs(n, 1) else None
+    return gx, gy
+
+
+def fmax(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    to_x = (x >= y) | y.isnan()
+    return E.where(to_x, g, 0.0), E.where(to_x, 0.0, g)
+
+
+def fmin(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    to_x = (x <= y) | y.isnan()
+    return E.where(to_x, g, 0.0), E.where(to_x, 0.0, g)
+
+
+def atan2(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    scaled = g / (x * x + y * y)
+    return scaled * y if needs(n, 0) else None, scaled * -x if needs(n, 1) else None
+
+
+def hypot(n: Any, g: Tensor) -> Grads:
+    out = n.result()
+    gx = g * n.saved(0) / out if needs(n, 0) else None
+    gy = g * n.saved(1) / out if needs(n, 1) else None
+    return gx, gy
+
+
+def copysign(n: Any, g: Tensor) -> Grads:
+    gx = gy = None
+    if needs(n, 0):
+        x = n.saved(0)
+        gx = g * E.where(x == 0, 0.0, n.result() / x)
+    if needs(n, 1):
+        gy = zeros(g)
+    return gx, gy
+
+
+def logaddexp(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    gx = g / (1 + (y - x).exp()) if needs(n, 0) else None
+    gy = g / (1 + (x - y).exp()) if needs(n, 1) else None
+    return gx, gy
+
+
+def logaddexp2(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    gx = g / (1 + (y - x).exp2()) if needs(n, 0) else None
+    gy = g / (1 + (x - y).exp2()) if needs(n, 1) else None
+    return gx, gy
+
+
+def xlogy(n: Any, g: Tensor) -> Grads:
+    x, y = n.saved(0), n.saved(1)
+    gx = gy = None
+    if needs(n, 0):
+        gx = E.where((x == 0) & (y <= 0), 0.0, E.xlogy(g, y))
+    if needs(n, 1):
+        gy = g * x / y
+    return gx, gy
+
+
+def complex_(n: Any, g: Tensor) -> Grads:
+    """torch.complex(real, imag): the parts of the gradient. Ember has no real/imag ops yet,
+    so the parts are read from the data (not differentiable again)."""
+    real_dtype = g.dtype.to_real()
+    gr = make(g._data.real.copy(), real_dtype, g.device) if needs(n, 0) else None
+    gi = make(g._data.imag.copy(), real_dtype, g.device) if needs(n, 1) else None
+    return gr, gi
+
+
+# ----------------------------------------------------------------------------- unary
+
+def trigamma(x: Tensor) -> Tensor:
+    """psi'(x) from Ember ops: reflection below 1/2, recurrence up to 6, then the asymptotic
+    series (double precision to ~1e-12)."""
+    reflect = x < 0.5
+    z = E.where(reflect, 1 - x, x)
+    acc = E.zeros_like(z)
+    for _ in range(6):
+        small = z < 6
+        acc = acc + E.where(small, 1 / (z * z), 0.0)
+        z = E.where(small, z + 1, z)
+    inv = 1 / z
+    inv2 = inv * inv
+    series = inv + inv2 / 2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
+    value = acc + series
+    sin = (x * math.pi).sin()
+    return E.where(reflect, -value + math.pi ** 2 / (sin * sin), value)
+
+
+def logit(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    eps = n.params["eps"]
+    core = g / (x * (1 - x))
+    if eps is None:
+        return (E.where((x < 0) | (x > 1), math.nan, core),)
+    return (E.where((x < eps) | (x > 1 - eps), 0.0, core),)
+
+
+def sinc(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    x_pi = x * math.pi
+    x2_pi = x * x * math.pi
+    return (E.where(x2_pi == 0, 0.0, g * ((x_pi * x_pi.cos() - x_pi.sin()) / x2_pi)),)
+
+
+# ----------------------------------------------------------------------------- pointwise
+
+def clamp(n: Any, g: Tensor) -> Grads:
+    x, lo, hi = n.saved(0), n.inputs[1], n.inputs[2]
+    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
+        lo, hi = n.saved(1), n.saved(2)
+    above = None if lo is None else x >= lo
+    below = None if hi is None else x <= hi
+    inside = above if below is None else below if above is None else above & below
+    gx = E.where(inside, g, 0.0) if needs(n, 0) else None
+    glo = ghi = None
+    if needs(n, 1):
+        # with min > max the result is max: min gets nothing
+        pick = ~above if hi is None else ~above & (lo < hi)
+        glo = E.where(pick, g, 0.0)
+    if needs(n, 2):
+        pick = ~below if lo is None else ~below | (hi < lo)
+        ghi = E.where(pick, g, 0.0)
+    return gx, glo, ghi
+
+
+def clamp_name(n: Any) -> str:
+    _, lo, hi = n.inputs
+    return "ClampBackward0" if isinstance(lo, Tensor) or isinstance(hi, Tensor) else \
+        "ClampBackward1"
+
+
+def where(n: Any, g: Tensor) -> Grads:
+    cond = n.saved(0)
+    ga = E.where(cond, g, 0.0) if needs(n, 1) else None
+    gb = E.where(cond, 0.0, g) if needs(n, 2) else None
+    return None, ga, gb
+
+
+def lerp(n: Any, g: Tensor) -> Grads:
+    w = n.saved(2)
+    gx = g * (1 - w) if needs(n, 0) else None
+    ge = g * w if needs(n, 1) else None
+    gw = g * (n.saved(1) - n.saved(0)) if needs(n, 2) else None
+    return gx, ge, gw
+
+
+def addcmul(n: Any, g: Tensor) -> Grads:
+    value = number(n.params["value"])
+    g1 = g * n.saved(2) * value if needs(n, 1) else None
+    g2 = g * n.saved(1) * value if needs(n, 2) else None
+    return g, g1, g2
+
+
+def addcdiv(n: Any, g: Tensor) -> Grads:
+    value = number(n.params["value"])
+    t2 = n.saved(2)
+    g1 = g * value / t2 if needs(n, 1) else None
+    g2 = -g * value * n.saved(1) / (t2 * t2) if needs(n, 2) else None
+    return g, g1, g2
+
+
+def softmax(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    dim = n.params["dim"]
+    if y.ndim == 0:
+        return ((g - g * y) * y,)
+    return ((g - (g * y).sum(dim, keepdim=True)) * y,)
+
+
+def log_softmax(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    dim = n.params["dim"]
+    if y.ndim == 0:
+        return (g - y.exp() * g,)
+    return (g - y.exp() * g.sum(dim, keepdim=True),)

@@ -1,0 +1,286 @@
+"""VJPs of reductions, scans and the value-selecting ops (max with dim, sort, topk...).
+
+``dim`` params follow tensor-core's reduction module: a tuple of non-negative dims, or
+None for all dims (and for every reduction of a 0-d tensor).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import ember.core as E
+from ember.core.tensor import Tensor, make
+
+Grads = tuple[Any, ...]
+
+
+def input_shape(n: Any, i: int = 0) -> tuple[int, ...]:
+    """The shape input ``i`` had (also after the node was freed)."""
+    return n.inputs[i]._data.shape  # type: ignore[no-any-return]
+
+
+def kept(shape: tuple[int, ...], dims: Any) -> tuple[int, ...]:
+    """``shape`` with the reduced dims kept as size 1."""
+    if dims is None:
+        return (1,) * len(shape)
+    if isinstance(dims, int):
+        dims = (dims,)
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def restore(t: Tensor, shape: tuple[int, ...], dims: Any, keepdim: bool) -> Tensor:
+    """A reduced ``t`` (gradient or result) broadcast back over the input's ``shape``."""
+    if dims is None:
+        return t.expand(shape) if t._data.shape != shape else t
+    if not keepdim:
+        t = t.reshape(kept(shape, dims))
+    return t.expand(shape)
+
+
+def _count(shape: tuple[int, ...], dims: Any) -> int:
+    if dims is None:
+        return math.prod(shape)
+    return math.prod(shape[d] for d in dims)
+
+
+# ----------------------------------------------------------------------------- sums, means
+
+def sum_(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    return (restore(g, input_shape(n), p["dim"], p["keepdim"]),)
+
+
+def sum_name(n: Any) -> str:
+    return "SumBackward0" if n.params["dim"] is None and n.inputs[0]._data.ndim else \
+        "SumBackward1"
+
+
+def nansum(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    return (E.where(x.isnan(), 0.0, restore(g, x.shape, p["dim"], p["keepdim"])),)
+
+
+def mean(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    shape = input_shape(n)
+    return (restore(g, shape, p["dim"], p["keepdim"]) / _count(shape, p["dim"]),)
+
+
+def nanmean(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    present = ~x.isnan()
+    count = present.sum(p["dim"], keepdim=True)
+    spread = restore(g, x.shape, p["dim"], p["keepdim"]) / count
+    return (E.where(present, spread, 0.0),)
+
+
+def _exclusive_products(x: Tensor, dim: int) -> Tensor:
+    """The product of all other entries along ``dim``, exact with zeros (no division)."""
+    size = x.shape[dim]
+    if size == 1:
+        return E.ones_like(x)
+    ones = E.ones_like(x.narrow(dim, 0, 1))
+    before = E.cat([ones, x.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+    after = E.cat([ones, x.narrow(dim, 1, size - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return before * after
+
+
+def prod(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    dim, keepdim = p["dim"], p["keepdim"]
+    if x.ndim == 0:
+        return (g,)
+    if dim is None:
+        flat = x.reshape(-1)
+        others = _exclusive_products(flat, 0).reshape(x.shape) if flat.numel() else x
+        return (g * others,)
+    d = dim[0] if isinstance(dim, tuple) else dim
+    if x.shape[d] == 0:
+        return (E.zeros_like(x),)
+    return (restore(g, x.shape, (d,), keepdim) * _exclusive_products(x, d),)
+
+
+# ----------------------------------------------------------------------------- var, std
+
+def _centered(x: Tensor, dims: Any) -> Tensor:
+    return x - x.mean(dims, keepdim=True)
+
+
+def var(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    dims = p["dim"]
+    denom = max(0.0, _count(x.shape, dims) - p["correction"])
+    return (restore(g, x.shape, dims, p["keepdim"]) * _centered(x, dims) * (2.0 / denom),)
+
+
+def std(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    dims = p["dim"]
+    out = n.result()
+    denom = max(0.0, _count(x.shape, dims) - p["correction"])
+    scaled = E.where(out == 0, 0.0, g / out)
+    return (restore(scaled, x.shape, dims, p["keepdim"]) * _centered(x, dims) / denom,)
+
+
+# ----------------------------------------------------------------------------- max, min
+
+def _spread_over_ties(g: Tensor, x: Tensor, out: Tensor, dims: Any, keepdim: bool) -> Tensor:
+    """The gradient of an extreme shared evenly among the entries that attain it."""
+    hit = x == restore(out, x.shape, dims, keepdim)
+    count = hit.sum(dims, keepdim=True)
+    return E.where(hit, restore(g, x.shape, dims, keepdim) / count, 0.0)
+
+
+def amax(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    return (_spread_over_ties(g, n.saved(0), n.result(), p["dim"], p["keepdim"]),)
+
+
+def select_back(g: Tensor, indices: Tensor, shape: tuple[int, ...], dim: int,
+                keepdim: bool) -> Tensor:
+    """Zeros of ``shape`` holding ``g`` at ``indices`` along ``dim`` (max, sort, topk...)."""
+    if not shape:
+        return g.reshape(())
+    if not keepdim:
+        g, indices = g.unsqueeze(dim), indices.unsqueeze(dim)
+    return E.zeros(shape, dtype=g.dtype, device=g.device).scatter(dim, indices, g)
+
+
+def max_dim(n: Any, g: Any) -> Grads:
+    p = n.params
+    if g[0] is None:
+        return (None,)
+    return (select_back(g[0], n.result(1), input_shape(n), p["dim"], p["keepdim"]),)
+
+
+def kthvalue(n: Any, g: Any) -> Grads:
+    return max_dim(n, g)
+
+
+def sort(n: Any, g: Any) -> Grads:
+    if g[0] is None:
+        return (None,)
+    return (select_back(g[0], n.result(1), input_shape(n), n.params["dim"], True),)
+
+
+def median(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    out = n.result()
+    hit = E.where(out.isnan(), x.isnan(), x == out)
+    return (E.where(hit, g / hit.sum(), 0.0),)
+
+
+# ----------------------------------------------------------------------------- logsumexp, norms
+
+def logsumexp(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    x = n.saved(0)
+    dims, keepdim = p["dim"], p["keepdim"]
+    return (restore(g, x.shape, dims, keepdim) * (x - restore(n.result(), x.shape, dims,
+                                                              keepdim)).exp(),)
+
+
+def norm(n: Any, g: Tensor) -> Grads:
+    par = n.params
+    x = n.saved(0)
+    dims, keepdim, p = par["dim"], par["keepdim"], par["p"]
+    out = n.result()
+    if p == 0.0:
+        return (E.zeros_like(x),)
+    if p == 1.0:
+        return (x.sgn() * restore(g, x.shape, dims, keepdim),)
+    if math.isinf(p):
+        return (x.sgn() * _spread_over_ties(g, x.abs(), out, dims, keepdim),)
+    ge = restore(g, x.shape, dims, keepdim)
+    oe = restore(out, x.shape, dims, keepdim)
+    if p == 2.0:
+        return (x * E.where(oe == 0, 0.0, ge / oe),)
+    if p < 1.0:
+        scaled = x.sgn() * E.where(x == 0, 0.0, x.abs().pow(p - 1))
+        return (scaled * ge * oe.pow(1 - p),)
+    scaled = x.sgn() * x.abs().pow(p - 1) if p < 2.0 else x * x.abs().pow(p - 2)
+    return (scaled * E.where(oe == 0, 0.0, ge / oe.pow(p - 1)),)
+
+
+def nuclear_norm(n: Any, g: Tensor) -> Grads:
+    """d||A||_* = U V^T. No SVD op exists yet, so U V^T is computed from the data: correct
+    to first order, a constant under create_graph."""
+    p = n.params
+    x = n.saved(0)
+    d0, d1 = p["dim"]
+    moved = np.moveaxis(np.asarray(x), (d0, d1), (-2, -1))
+    u, _, vt = np.linalg.svd(moved, full_matrices=False)
+    uvt = np.moveaxis(u @ vt, (-2, -1), (d0, d1))
+    direction = make(x.device.xp.asarray(uvt.astype(x.dtype.np)), x.dtype, x.device)
+    return (restore(g, x.shape, (d0, d1), p["keepdim"]) * direction,)
+
+
+# ----------------------------------------------------------------------------- scans
+
+def cumsum(n: Any, g: Tensor) -> Grads:
+    if g.ndim == 0:
+        return (g,)
+    d = n.params["dim"]
+    return (g.flip(d).cumsum(d).flip(d),)
+
+
+def cumprod(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    if x.ndim == 0 or x.numel() == 0:
+        return (g,)
+    d = n.params["dim"]
+    if not bool((x == 0).any()):
+        out = n.result()
+        return ((g * out).flip(d).cumsum(d).flip(d) / x,)
+    # With zeros: grad_i = prod(x_<i) * sum_{j>=i} g_j prod(x_(i..j]), as an (n, n) table
+    xm, gm = x.movedim(d, -1), g.movedim(d, -1)
+    size = xm.shape[-1]
+    ones = E.ones_like(xm.narrow(-1, 0, 1))
+    before = E.cat([ones, xm.narrow(-1, 0, size - 1)], -1).cumprod(-1)
+    later = E.ones(size, size, dtype=E.bool, device=x.device).triu(1)
+    table = E.where(later, xm.unsqueeze(-2), 1.0).cumprod(-1)
+    upper = E.ones(size, size, dtype=E.bool, device=x.device).triu(0)
+    total = E.where(upper, table * gm.unsqueeze(-2), 0.0).sum(-1)
+    return ((before * total).movedim(-1, d),)
+
+
+def cummax(n: Any, g: Any) -> Grads:
+    if g[0] is None:
+        return (None,)
+    shape = input_shape(n)
+    if not shape:
+        return (g[0],)
+    zeros = E.zeros(shape, dtype=g[0].dtype, device=g[0].device)
+    return (zeros.scatter_add(n.params["dim"], n.result(1), g[0]),)
+
+
+def logcumsumexp(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    if x.ndim == 0:
+        return (g,)
+    d = n.params["dim"]
+    out = n.result()
+
+    def reverse_lcse(t: Tensor) -> Tensor:
+        return t.flip(d).logcumsumexp(d).flip(d)
+
+    pos = E.where(g > 0, g.abs().log(), -math.inf)
+    neg = E.where(g < 0, g.abs().log(), -math.inf)
+    return ((reverse_lcse(pos - out) + x).exp() - (reverse_lcse(neg - out) + x).exp(),)
+
+
+# ----------------------------------------------------------------------------- sorting
+
+def topk(n: Any, g: Any) -> Grads:
+    if g[0] is None:
+        return (None,)
+    return (select_back(g[0], n.result(1), input_shape(n), n.params["dim"], True),)
+

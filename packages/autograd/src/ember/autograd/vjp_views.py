@@ -1,0 +1,190 @@
+"""VJPs of view, shape and joining primitives, and of ``CopySlices`` (an in-place write
+into a view)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+import ember.core as E
+from ember.core import dtypes as _dt
+from ember.core.tensor import Tensor, make
+
+from .views import element_offsets
+from .vjp_elementwise import needs
+from .vjp_reduction import input_shape
+
+Grads = tuple[Any, ...]
+
+
+def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
+    return E.zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def copy_slices(n: Any, g: Tensor) -> Grads:
+    """The base had the view's region replaced by the result: the region's gradient goes
+    to the result, the rest to the old base."""
+    index, mask = n.params["index"], n.params["mask"]
+    gbase = E.where(mask, 0.0, g) if needs(n, 0) else None
+    gresult = g.take(index) if needs(n, 1) else None
+    return gbase, gresult
+
+
+# ----------------------------------------------------------------------------- views
+
+def reshape(n: Any, g: Tensor) -> Grads:
+    return (g.reshape(input_shape(n)),)
+
+
+def permute(n: Any, g: Tensor) -> Grads:
+    return (g.permute(tuple(np.argsort(n.params["dims"]).tolist())),)
+
+
+def narrow(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    shape, d, start, length = p["shape"], p["dim"], p["start"], p["length"]
+    parts = []
+    if start:
+        parts.append(_zeros(shape[:d] + (start,) + shape[d + 1:], g))
+    parts.append(g)
+    rest = shape[d] - start - length
+    if rest:
+        parts.append(_zeros(shape[:d] + (rest,) + shape[d + 1:], g))
+    return (E.cat(parts, d) if len(parts) > 1 else g,)
+
+
+def getitem(n: Any, g: Tensor) -> Grads:
+    out = _zeros(input_shape(n), g)
+    out[n.params["index"]] = g
+    return (out,)
+
+
+def diagonal(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    out = _zeros(p["shape"], g)
+    out.diagonal(p["offset"], p["dim1"], p["dim2"]).copy_(g)
+    return (out,)
+
+
+def unfold(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    shape, d, size, step = p["shape"], p["dimension"], p["size"], p["step"]
+    if not shape:
+        return (g.sum(),)
+    windows = g.shape[d]
+    positions = (np.arange(windows)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    index = make(g.device.xp.asarray(positions), _dt.int64, g.device)
+    spread = g.movedim(-1, d + 1).reshape(shape[:d] + (windows * size,) + shape[d + 1:])
+    return (_zeros(shape, g).index_add(d, index, spread),)
+
+
+def as_strided(n: Any, g: Tensor) -> Grads:
+    """Each output element adds its gradient to the input element at the same storage
+    position (overlapping outputs accumulate)."""
+    p = n.params
+    shape = p["shape"]
+    inside = element_offsets(shape, p["input_stride"]).ravel() + p["input_storage_offset"]
+    wanted = element_offsets(p["size"], p["stride"]).ravel() + p["storage_offset"]
+    order = np.argsort(inside, kind="stable")
+    at = np.searchsorted(inside[order], wanted)
+    if wanted.size and (at.max(initial=0) >= inside.size
+                        or not np.array_equal(inside[order][np.minimum(at, inside.size - 1)],
+                                              wanted)):
+        raise NotImplementedError("as_strided backward: the view reaches storage outside its "
+                                  "input, which is not supported")
+    index = make(g.device.xp.asarray(order[at]), _dt.int64, g.device)
+    flat = _zeros((math.prod(shape),), g).index_add(0, index, g.reshape(-1))
+    return (flat.reshape(shape),)
+
+
+def conj_physical(n: Any, g: Tensor) -> Grads:
+    if g.dtype.category != 3:
+        return (g,)
+    # adjoint is the public door to the conjugation; a column's adjoint is its conjugate
+    return (E.adjoint(g.reshape(-1, 1)).reshape(g.shape),)
+
+
+# ----------------------------------------------------------------------------- joining
+
+def cat(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    d, sizes = p["dim"], p["sizes"]
+    grads: list[Tensor | None] = []
+    start = 0
+    for i, size in enumerate(sizes):
+        if size == 0 and input_shape(n, i) == (0,) and g.ndim != 1:
+            grads.append(None)  # a skipped 1-D empty input
+            continue
+        grads.append(g.narrow(d, start, size) if needs(n, i) else None)
+        start += size
+    return tuple(grads)
+
+
+def stack(n: Any, g: Tensor) -> Grads:
+    return g.unbind(n.params["dim"])  # type: ignore[no-any-return]
+
+
+def _filled(grads: Any, n: Any, shapes: list[tuple[int, ...]]) -> list[Tensor]:
+    like = next(g for g in grads if g is not None)
+    return [_zeros(s, like) if g is None else g for g, s in zip(grads, shapes)]
+
+
+def split(n: Any, grads: Any) -> Grads:
+    p = n.params
+    shape, d = input_shape(n), p["dim"]
+    shapes = [shape[:d] + (s,) + shape[d + 1:] for s in p["sizes"]]
+    return (E.cat(_filled(grads, n, shapes), d),)
+
+
+def unbind(n: Any, grads: Any) -> Grads:
+    shape, d = input_shape(n), n.params["dim"]
+    part = shape[:d] + shape[d + 1:]
+    return (E.stack(_filled(grads, n, [part] * len(grads)), d),)
+
+
+def repeat(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    repeats, shape = p["repeats"], p["shape"]
+    padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
+    split_shape = [v for r, s in zip(repeats, padded) for v in (r, s)]
+    summed = g.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
+    return (summed.reshape(shape),)
+
+
+def repeat_interleave(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    shape, d, repeats = input_shape(n), p["dim"], p["repeats"]
+    if not shape:
+        return (g.sum(),)
+    if isinstance(repeats, Tensor):
+        counts = repeats.reshape(-1).to(g.device)
+        if counts.numel() == 1:
+            counts = counts.expand(shape[d])
+        index = E.arange(shape[d], device=g.device).repeat_interleave(counts)
+        return (_zeros(shape, g).index_add(d, index, g),)
+    return (g.reshape(shape[:d] + (shape[d], repeats) + shape[d + 1:]).sum(d + 1),)
+
+
+def flip(n: Any, g: Tensor) -> Grads:
+    return (g.flip(n.params["dims"]),)
+
+
+def roll(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    back = tuple(-s for s in p["shifts"])
+    return (g.roll(back, p["dims"]) if p["dims"] else g.roll(back[0]),)
+
+
+def tril(n: Any, g: Tensor) -> Grads:
+    return (g.tril(n.params["diagonal"]),)
+
+
+def triu(n: Any, g: Tensor) -> Grads:
+    return (g.triu(n.params["diagonal"]),)
+
+
+def diag_embed(n: Any, g: Tensor) -> Grads:
+    p = n.params
+    return (g.diagonal(p["offset"], p["dim1"], p["dim2"]),)

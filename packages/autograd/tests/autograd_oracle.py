@@ -1,0 +1,98 @@
+"""Gradients against PyTorch: run one program in both frameworks, compare what backward gives.
+
+``compare_grads(fn, shapes)`` calls ``fn(m, *inputs)`` with ``m`` = torch and ``m`` =
+ember.core on the same random inputs (from tensor-core's ``torch_oracle.pair``) and checks
+the output and every input's gradient (dtype, shape, values) for the same random
+output gradient.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tensor-core" / "tests"))
+
+from torch_oracle import check, pair  # noqa: E402
+
+import ember.autograd  # noqa: E402,F401  (installs autograd)
+import ember.core as E  # noqa: E402
+
+__all__ = ["E", "check", "pair", "inputs", "first", "compare_grads", "ops_in_graph",
+           "data_options"]
+
+
+def data_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """A case's options that shape its random data (``low``, ``high``)."""
+    return {k: v for k, v in opts.items() if k in ("low", "high")}
+
+
+def inputs(shapes: list[tuple[int, ...]], dtype: str = "float64", *, low: float = -2.0,
+           high: float = 2.0, noncontiguous: bool = False, seed: int = 0
+           ) -> tuple[list[E.Tensor], list[torch.Tensor]]:
+    """Leaves that require grad, the same values in both frameworks."""
+    es, ts = [], []
+    for i, shape in enumerate(shapes):
+        e, t = pair(shape, dtype, seed=seed + i, low=low, high=high,
+                    noncontiguous=noncontiguous and len(shape) > 0)
+        es.append(e.requires_grad_())
+        ts.append(t.requires_grad_())
+    return es, ts
+
+
+def first(out: Any) -> Any:
+    """The output a test differentiates: the first of a tuple (values of max, sort...)."""
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def _seed(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator
+          ) -> tuple[E.Tensor, torch.Tensor]:
+    arr = rng.standard_normal(shape)
+    return E.tensor(arr, dtype=getattr(E, str(dtype).split(".")[-1])), torch.tensor(arr,
+                                                                                  dtype=dtype)
+
+
+def compare_grads(fn: Callable[..., Any], shapes: list[tuple[int, ...]],
+                  dtype: str = "float64", *, low: float = -2.0, high: float = 2.0,
+                  noncontiguous: bool = False, seed: int = 0) -> None:
+    """Output and input gradients of ``fn`` equal torch's (None where torch gives None)."""
+    es, ts = inputs(shapes, dtype, low=low, high=high, noncontiguous=noncontiguous, seed=seed)
+    oe, ot = first(fn(E, *es)), first(fn(torch, *ts))
+    check(oe, _resolved(ot))
+    assert oe.requires_grad == ot.requires_grad
+    ge_seed, gt_seed = _seed(tuple(ot.shape), ot.dtype, np.random.default_rng(seed + 100))
+    ge = ember.autograd.grad(oe, es, ge_seed, allow_unused=True)
+    gt = torch.autograd.grad(ot, ts, gt_seed, allow_unused=True)
+    for i, (a, b) in enumerate(zip(ge, gt)):
+        if b is None:
+            assert a is None or not np.array(a).any(), f"input {i}: torch gives no gradient"
+        else:
+            assert a is not None, f"input {i}: no gradient, torch has one"
+            check(a, _resolved(b))
+
+
+def _resolved(t: torch.Tensor) -> torch.Tensor:
+    """torch's lazy conjugate and negative views, materialized (numpy() refuses them)."""
+    return t.resolve_conj().resolve_neg()
+
+
+def ops_in_graph(out: E.Tensor) -> set[str]:
+    """The names of the recorded ops behind ``out``."""
+    names: set[str] = set()
+    stack = [out.grad_fn]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        op = getattr(node, "op", None)
+        if op is not None:
+            names.add(op.name)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return names

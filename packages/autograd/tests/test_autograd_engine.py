@@ -1,0 +1,338 @@
+"""The engine against torch: accumulation, retain_graph, create_graph, grad(), inputs=,
+graph introspection, the errors torch raises, and whole programs (loops, recursion)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from autograd_oracle import E, check, inputs
+
+import ember.autograd
+from ember.autograd.graph import AccumulateGrad, Node
+
+M = (3, 4)
+
+
+class _Ember:
+    """ember.core's ops plus ``autograd``: one program text for both frameworks."""
+
+    autograd = ember.autograd
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(E, name)
+
+
+EMBER = _Ember()
+
+
+def both(program: Any, shapes: list[tuple[int, ...]], **opts: Any) -> None:
+    """Run ``program(m, *leaves)`` in both frameworks; the leaves' ``.grad`` must agree."""
+    es, ts = inputs(shapes, **opts)
+    re, rt = program(EMBER, *es), program(torch, *ts)
+    for a, b in zip(es, ts):
+        if b.grad is None:
+            assert a.grad is None
+        else:
+            check(a.grad, b.grad)
+    if rt is not None:
+        for a, b in zip(re, rt):
+            check(a, b)
+
+
+# ------------------------------------------------------------------------ accumulation
+
+def test_grad_is_none_until_backward_then_accumulates_in_place() -> None:
+    (x,), _ = inputs([M])
+    assert x.grad is None
+    (x * 2).sum().backward()
+    first = x.grad
+    np.testing.assert_array_equal(np.array(first), 2)
+    (x * 3).sum().backward()
+    assert x.grad is first
+    np.testing.assert_array_equal(np.array(x.grad), 5)
+    assert x.grad.grad_fn is None and not x.grad.requires_grad
+
+
+def test_gradients_of_shared_subexpressions_and_aliases_do_not_alias() -> None:
+    (x, y), _ = inputs([M, M])
+    (x + y).sum().backward()
+    x.grad.zero_()
+    np.testing.assert_array_equal(np.array(y.grad), 1)
+
+
+def test_leaf_grad_has_the_leaf_dtype_with_mixed_dtypes() -> None:
+    def program(m: Any, x: Any, y: Any) -> None:
+        (x.float() * y).sum().backward()
+
+    both(program, [M, (4,)])
+
+
+@pytest.mark.parametrize("retain", [True, False])
+def test_retain_graph(retain: bool) -> None:
+    def program(m: Any, x: Any) -> None:
+        z = (x.exp() * x).sum()
+        z.backward(retain_graph=retain)
+        if retain:
+            z.backward()
+        else:
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                z.backward()
+
+    both(program, [M])
+
+
+def test_graph_without_saved_tensors_can_run_twice() -> None:
+    def program(m: Any, x: Any) -> None:
+        z = (x + 1).sum()
+        z.backward()
+        z.backward()
+
+    both(program, [M])
+
+
+def test_create_graph_gives_differentiable_grads() -> None:
+    def program(m: Any, x: Any) -> list[Any]:
+        (g,) = m.autograd.grad((x ** 4).sum(), x, create_graph=True)
+        (gg,) = m.autograd.grad(g.sum(), x, create_graph=True)
+        (ggg,) = m.autograd.grad(gg.sum(), x)
+        return [g, gg, ggg]
+
+    both(program, [M])
+
+
+def test_backward_create_graph_leaves_a_differentiable_grad() -> None:
+    (x,), _ = inputs([M])
+    (x ** 3).sum().backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.grad_fn is not None
+    (gg,) = ember.autograd.grad(x.grad.sum(), x)
+    np.testing.assert_allclose(np.array(gg), 6 * np.array(x.detach()))
+
+
+# ------------------------------------------------------------------------ grad()
+
+def test_grad_with_grad_outputs_several_outputs_and_non_leaf_inputs() -> None:
+    def program(m: Any, x: Any, y: Any) -> list[Any]:
+        h = x * y
+        a, b = h.exp(), (h * 2).sum(0)
+        seeds = [m.ones(3, 4, dtype=x.dtype) * 0.5, m.arange(4, dtype=x.dtype)]
+        return list(m.autograd.grad([a, b], [x, h, y], seeds))
+
+    both(program, [M, (4,)])
+
+
+def test_grad_does_not_touch_dot_grad_and_runs_only_what_it_needs() -> None:
+    (x, y), _ = inputs([M, M])
+    ran = []
+    z = x.exp() * y.sin()
+    y.register_hook(lambda g: ran.append("y"))
+    ember.autograd.grad(z.sum(), x)
+    assert x.grad is None and y.grad is None and ran == []
+
+
+def test_grad_allow_unused_and_materialize_grads() -> None:
+    (x, y), _ = inputs([M, M])
+    z = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="index 1 appears to not have been used"):
+        ember.autograd.grad(z, [x, y], retain_graph=True)
+    gx, gy = ember.autograd.grad(z, [x, y], retain_graph=True, allow_unused=True)
+    assert gy is None
+    gx, gy = ember.autograd.grad(z, [x, y], materialize_grads=True)
+    np.testing.assert_array_equal(np.array(gy), 0)
+    with pytest.raises(ValueError, match="allow_unused to be True"):
+        ember.autograd.grad(z, [x, y], allow_unused=False, materialize_grads=True)
+
+
+def test_grad_is_grads_batched() -> None:
+    def program(m: Any, x: Any) -> list[Any]:
+        y = x.exp() * 2
+        seeds = m.eye(12, dtype=x.dtype).reshape(12, 3, 4)
+        return list(m.autograd.grad(y, x, seeds, is_grads_batched=True))
+
+    both(program, [M])
+
+
+def test_backward_inputs_accumulates_only_there() -> None:
+    def program(m: Any, x: Any, y: Any) -> list[Any]:
+        h = x * y
+        h.retain_grad()
+        (h.exp()).sum().backward(inputs=[y, h])
+        return [h.grad]
+
+    both(program, [M, M])
+
+
+# ------------------------------------------------------------------------ introspection
+
+def test_grad_fn_names_and_next_functions_match_torch() -> None:
+    def names(m: Any, x: Any, w: Any) -> list[str]:
+        outs = [x + 1, x * x, x - w, x / w, x.exp(), -x, x.sum(), x.sum(1), x.mean(), x.mean(0),
+                x ** 2, x ** w, 2 ** x, x @ w.t(), x.view(12), x.reshape(4, 3), x.clone(),
+                x.double(), x.max(1)[0], x.amax(), x.abs(), x.relu(), x.tanh(), x.sigmoid(),
+                x.softmax(1), x.log_softmax(1), m.cat([x, w]), m.stack([x, w]),
+                m.where(x > 0, x, w), x.clamp(0, 1), x.sqrt(), x.expand(2, 3, 4), x.permute(1, 0)]
+        return [type(o.grad_fn).__name__ for o in outs]
+
+    (x, w), (tx, tw) = inputs([M, M])
+    assert names(E, x, w) == names(torch, tx, tw)
+    y = x * w
+    assert y.grad_fn.name() == "MulBackward0" and isinstance(y.grad_fn, Node)
+    (acc_x, nx), (acc_w, nw) = y.grad_fn.next_functions
+    assert isinstance(acc_x, AccumulateGrad) and acc_x.variable is x and (nx, nw) == (0, 0)
+    assert acc_x.name() == "torch::autograd::AccumulateGrad" and acc_x.next_functions == ()
+    assert (x * 3).grad_fn.next_functions[0][0] is acc_x
+    assert (x + 1).grad_fn.next_functions[1] == (None, 0)
+    z = y.exp()
+    assert z.grad_fn.next_functions[0][0] is y.grad_fn
+    assert x.is_leaf and not y.is_leaf and E.zeros(2).is_leaf
+
+
+def test_multi_output_nodes_number_their_outputs() -> None:
+    def program(m: Any, x: Any) -> list[Any]:
+        parts = x.split([1, 3], 1)
+        values, indices = x.max(1)
+        assert parts[1].grad_fn is parts[0].grad_fn
+        assert not indices.requires_grad
+        (parts[1].sum() * 2 + values.sum()).backward()
+        return [parts[1].output_nr if hasattr(parts[1], "output_nr") else 1]
+
+    both(program, [M])
+
+
+def test_retain_grad_and_retains_grad() -> None:
+    def program(m: Any, x: Any) -> list[Any]:
+        y = x * 2
+        assert not y.retains_grad and not x.retains_grad
+        y.retain_grad()
+        x.retain_grad()  # a no-op on leaves
+        assert y.retains_grad and not x.retains_grad
+        z = (y * y).sum()
+        z.backward(retain_graph=True)
+        z.backward()
+        return [y.grad]
+
+    both(program, [M])
+
+
+# ------------------------------------------------------------------------ errors
+
+def test_errors_match_torch() -> None:
+    (x,), _ = inputs([M])
+    with pytest.raises(RuntimeError, match="^grad can be implicitly created only for scalar "
+                                           "outputs$"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="^element 0 of tensors does not require grad and "
+                                           "does not have a grad_fn$"):
+        E.zeros(3).sum().backward()
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        E.zeros(3, dtype=E.int64).requires_grad_()
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of "
+                                           r"torch.Size\(\[2\]\) and output\[0\] has a shape of "
+                                           r"torch.Size\(\[3, 4\]\)"):
+        (x * 2).backward(E.ones(2))
+    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require"):
+        ember.autograd.grad((x * 2).sum(), E.ones(2))
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (x * 2).sum().backward(inputs=[])
+
+
+def test_modified_saved_tensor_raises_torch_error() -> None:
+    (x,), _ = inputs([(3,)], "float32")
+    h = x * 2
+    z = h * h
+    h.add_(1)
+    with pytest.raises(RuntimeError) as err:
+        z.sum().backward()
+    assert str(err.value).startswith(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [torch.FloatTensor [3]], which is output 0 of Add, is at version 1; expected "
+        "version 0 instead.")
+    y = x.exp()
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"output 0 of Exp, is at version 1; expected version "
+                                           "0"):
+        y.sum().backward()
+    leaf = x.detach().double().requires_grad_()
+    z = leaf * leaf
+    with ember.autograd.no_grad():
+        leaf.add_(1)
+    with pytest.raises(RuntimeError, match=r"\[torch.DoubleTensor \[3\]\] is at version 1; "
+                                           "expected version 0"):
+        z.sum().backward()
+
+
+# ------------------------------------------------------------------------ programs
+
+def test_data_dependent_loop() -> None:
+    def program(m: Any, x: Any, w: Any) -> list[Any]:
+        h, steps = x, 0
+        while float(h.norm()) < 50 and steps < 20:
+            h = (h @ w).tanh() * 3 + h
+            steps += 1
+        loss = h.sum() * steps
+        loss.backward()
+        return [loss]
+
+    both(program, [(2, 4), (4, 4)])
+
+
+def test_recursion_and_branches() -> None:
+    def power_tower(m: Any, x: Any, depth: int) -> Any:
+        if depth == 0:
+            return x
+        inner = power_tower(m, x, depth - 1)
+        return inner.sin() * x if depth % 2 else inner * inner + x
+
+    def program(m: Any, x: Any) -> list[Any]:
+        loss = power_tower(m, x, 5).sum()
+        loss.backward()
+        return [loss]
+
+    both(program, [M])
+
+
+def test_rnn_writing_into_a_preallocated_buffer() -> None:
+    def program(m: Any, x: Any, w: Any) -> list[Any]:
+        out = m.zeros(5, 4, dtype=x.dtype)
+        h = x
+        for t in range(5):
+            h = (h @ w).tanh()
+            out[t] = h
+        loss = (out * out).sum()
+        loss.backward()
+        return [out]
+
+    both(program, [(4,), (4, 4)])
+
+
+def test_in_place_ops_in_a_graph() -> None:
+    def program(m: Any, x: Any, y: Any) -> list[Any]:
+        a = x * 1
+        a.add_(y)
+        a.exp_()
+        b = y * 2
+        b[0].mul_(3)
+        b[:, 1].zero_()
+        c = x.clone()
+        c.fill_(2.0)
+        loss = a.sum() + (b * b).sum() + (c * x).sum()
+        loss.backward()
+        return [a, b, loss]
+
+    both(program, [M, M])
+
+
+def test_in_place_on_leaf_and_view_of_leaf_refused() -> None:
+    (x,), _ = inputs([M])
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used "
+                                           "in an in-place operation.$"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is "
+                                           "being used in an in-place operation.$"):
+        x[0].mul_(2)
+    with ember.autograd.no_grad():
+        x.add_(1)  # allowed without grad mode (optimizer updates)
+    x.detach().zero_()  # a detached alias is not in the graph
+    np.testing.assert_array_equal(np.array(x.detach()), 0)
