@@ -8,7 +8,7 @@ this module for its result dtype and casts its inputs itself.
 from __future__ import annotations
 
 import builtins
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import ml_dtypes
 import numpy as np
@@ -49,7 +49,9 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self) -> dtype:
-        return {"float64": complex128}.get(self.name, complex64) if self.category == _FLOAT else self
+        if self.category != _FLOAT:
+            return self
+        return complex128 if self is float64 else complex64
 
     def __repr__(self) -> str:
         # Printed as torch prints it: programs and doctests compare against this text.
@@ -129,7 +131,7 @@ _order = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, fl
           complex64, complex128)
 
 
-@lru_cache(maxsize=None)
+@cache
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` cast to safely (torch.promote_types)."""
     if a is b:
@@ -266,7 +268,8 @@ class finfo:
 
     def __repr__(self) -> str:
         return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, "
-                f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, dtype={self.dtype})")
+                f"eps={self.eps}, smallest_normal={self.tiny}, tiny={self.tiny}, "
+                f"dtype={self.dtype})")
 
 
 class iinfo:

@@ -72,7 +72,8 @@ def reduction(result: str = "same") -> Callable[..., Spec]:
         n = x.ndim
         dims = range(n) if dim is None else [d % max(n, 1) for d in
                                              ((dim,) if isinstance(dim, int) else dim)]
-        shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape) if keepdim or i not in dims)
+        shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape)
+                      if keepdim or i not in dims)
         dt = x.dtype
         if result == "sum" and dt.category < 2:
             dt = _dt.int64

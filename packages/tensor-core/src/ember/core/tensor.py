@@ -6,7 +6,7 @@ holds what a Tensor *is*: its storage, metadata, views and conversions.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,10 @@ class Tensor:
     grad: Tensor | None
     grad_fn: Any
     _ag: Any  # autograd's per-tensor extras (hooks, retain_grad)
+
+    if TYPE_CHECKING:
+        # Ops are attached as methods at import (methods come from each op module's METHODS).
+        def __getattr__(self, name: str) -> Any: ...
 
     # The legacy constructor ``Tensor([...])`` / ``Tensor(2, 3)`` makes a float tensor.
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
@@ -243,9 +247,10 @@ class Tensor:
         return iter(self.unbind(0))  # type: ignore[attr-defined]
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
-                               "value is ambiguous")
+        n = self._data.size
+        if n != 1:
+            many = "no" if n == 0 else "more than one"
+            raise RuntimeError(f"Boolean value of Tensor with {many} value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:

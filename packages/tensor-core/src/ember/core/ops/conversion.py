@@ -1,4 +1,5 @@
-"""Moving between dtypes and devices: ``to``, ``type``, ``cpu``/``cuda``, ``clone``, ``contiguous``."""
+"""Moving between dtypes and devices: ``to``, ``type``, ``cpu``/``cuda``, ``clone``,
+``contiguous``."""
 
 from __future__ import annotations
 

@@ -65,7 +65,8 @@ def zero_(self: Tensor) -> Tensor:
 
 def _new(kind: str) -> Any:
     def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
-                requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
+               requires_grad: bool = False, layout: Any = None,
+               pin_memory: bool = False) -> Tensor:
         dt = self.dtype if dtype is None else dtype
         dev = self.device if device is None else device
         maker = getattr(creation, kind)

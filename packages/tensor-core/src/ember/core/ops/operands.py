@@ -80,7 +80,8 @@ def scalar_operand(op: str, value: Any) -> Any:
 
     if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return value.item()
-    raise TypeError(f"{op}(): argument 'other' must be Tensor or Number, not {type(value).__name__}")
+    raise TypeError(f"{op}(): argument 'other' must be Tensor or Number, "
+                    f"not {type(value).__name__}")
 
 
 def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
