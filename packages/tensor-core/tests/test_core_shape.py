@@ -1,4 +1,4 @@
-"""Shape and view ops (ops/shape.py, ops/joining.py) against torch.
+"""Shape and view ops (ops/shape.py, transposing, strided, joining, splitting, rearranging) against torch.
 
 Every result is compared on values, dtype and shape, and on strides, contiguity, object
 identity and aliasing: where torch returns a view, Ember's result shares the input's

@@ -25,10 +25,14 @@ from .ops import (
     linalg,
     masked,
     pointwise,
+    rearranging,
     reduction,
     searching,
     shape,
     sorting,
+    splitting,
+    strided,
+    transposing,
 )
 from .printing import *  # noqa: F403
 from .random import *  # noqa: F403
@@ -38,7 +42,8 @@ from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
     conversion, copying, elementwise, pointwise, reduction, sorting, searching, sampling, shape,
-    joining, indexing, gather_scatter, masked, linalg)
+    transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
+    linalg)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -1,0 +1,123 @@
+"""Sizes and strides as torch computes them, shared by the view and copy ops.
+
+Size arguments (``f(2, 3)``, ``f((2, 3))``, a ``Size``), the ``-1`` to infer, the strides
+torch reports for a view or a fresh tensor, and numpy arrays built with exactly those
+strides.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..device import xp_of
+
+
+def restride(data: Any, shape: Sequence[int], strides: Sequence[int]) -> Any:
+    """A view of ``data``'s memory from its first element with byte ``strides``.
+
+    numpy and torch disagree on the strides of size-1 dims and on those of some views;
+    this builds exactly the ones torch reports. Read-only input gives read-only output.
+    """
+    if data.__class__ is np.ndarray and (data.flags.c_contiguous or data.flags.f_contiguous):
+        # Ten times faster than as_strided; numpy checks the view stays inside ``data``.
+        try:
+            return np.ndarray(shape, data.dtype, data, 0, strides)
+        except (ValueError, TypeError, BufferError):
+            pass
+    return xp_of(data).lib.stride_tricks.as_strided(data, tuple(shape), tuple(strides))
+
+
+def int_tuple(args: Sequence[Any], op: str, arg: str = "size") -> tuple[int, ...]:
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)`` all mean (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    try:
+        return tuple(map(operator.index, args))
+    except TypeError:
+        i, bad = next((i, a) for i, a in enumerate(args) if not hasattr(a, "__index__"))
+        raise TypeError(f"{op}(): argument '{arg}' must be tuple of ints, but found element of "
+                        f"type {type(bad).__name__} at pos {i}") from None
+
+
+def plain_sizes(args: Sequence[Any]) -> bool:
+    """True when ``args`` (sizes, or one sequence of them) hold no negative but -1: numpy
+    takes any negative size as the one to infer, torch only -1."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    return min(map(operator.index, args), default=0) >= -1
+
+
+def infer_size(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """Resolve one ``-1`` in ``shape`` for ``numel`` elements, with torch's errors."""
+    infer = -1
+    known = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if infer >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {list(shape)}")
+        else:
+            known *= s
+    if numel == known or (infer >= 0 and known > 0 and numel % known == 0):
+        if infer < 0:
+            return shape
+        if known == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value and "
+                               "is ambiguous")
+        return shape[:infer] + (numel // known,) + shape[infer + 1:]
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+
+
+def view_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
+                 new_shape: tuple[int, ...], unit: int) -> tuple[int, ...] | None:
+    """The strides of ``new_shape`` viewing the same memory, or None where no view can
+    (torch's ``computeStride``); ``unit`` is the stride of one element (numpy: itemsize)."""
+    if not old_shape:
+        return (unit,) * len(new_shape)
+    numel = 1
+    for s in old_shape:
+        numel *= s
+    if numel == 0:
+        if old_shape == new_shape:
+            return old_strides
+        return contiguous_strides(new_shape, unit)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    return tuple(new_strides) if view_d == -1 else None
+
+
+def contiguous_strides(shape: Sequence[int], unit: int = 1) -> tuple[int, ...]:
+    """Row-major strides as torch computes them (a size-0 dim counts as 1)."""
+    strides = [unit] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * max(shape[i + 1], 1)
+    return tuple(strides)
+
+
+def c_order(arr: Any) -> Any:
+    """torch's copies are row-major; numpy keeps its inputs' layout in some of its own."""
+    return arr if arr.flags.c_contiguous else arr.copy()
