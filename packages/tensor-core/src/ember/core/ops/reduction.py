@@ -33,6 +33,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from .. import return_types as rt
+from ..device import xp_of
 from ..dispatch import Op, register
 from ..tensor import Tensor, make, wrap_dim
 from .operands import _pretty, record, write_out
@@ -383,12 +384,19 @@ def _logsumexp_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
     with np.errstate(invalid="ignore", divide="ignore"):
         # Shift by the largest real part; an infinite or empty maximum shifts by 0 instead,
         # so rows of -inf give -inf and a +inf element gives +inf.
-        m = _max_reduce(w.real, axis=dim, keepdims=True, initial=-np.inf)
+        # (no ``initial=``: CuPy's reductions lack it; an empty reduction shifts by 0)
+        m = (_max_reduce(w.real, axis=dim, keepdims=True) if w.size
+             else xp_of(w).zeros(_reduced_shape(w.shape, dim), w.real.dtype))
         m = np.where(np.isfinite(m), m, np.zeros((), m.dtype))
         r = np.log(_add_reduce(np.exp(w - m), axis=dim, keepdims=True)) + m
     if not keepdim:
         r = _squeeze(r, dim)
     return r.astype(x.dtype, copy=False)
+
+
+def _reduced_shape(shape: tuple[int, ...], dim: _Dims) -> tuple[int, ...]:
+    dims = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return tuple(1 if i in dims else n for i, n in enumerate(shape))
 
 
 LOGSUMEXP = register("logsumexp", _logsumexp_forward, _rule("float"), "reduction")
