@@ -1,8 +1,8 @@
 """Ember: PyTorch's API over NumPy and CuPy. ``import ember as torch``."""
 
-from pkgutil import extend_path
+import pkgutil
 
-__path__ = extend_path(__path__, __name__)
+__path__ = pkgutil.extend_path(__path__, __name__)
 
 # Importing autograd installs it into tensor-core's dispatch.
 from ember import accelerator, backends, cuda  # noqa: E402,F401

@@ -58,11 +58,14 @@ def empty_cache() -> None:
         cupy.get_default_memory_pool().free_all_blocks()
 
 
-def get_device_name(device: object = None) -> str:
+def get_device_name(device: str | int | _device | None = None) -> str:
+    """The CUDA device's name, e.g. 'NVIDIA H200'."""
     if not cuda_available():
         raise RuntimeError("CUDA is not available")
     import cupy
 
-    index = 0 if device is None else _device(device if not isinstance(device, int)
-                                             else f"cuda:{device}").index or 0
+    if device is None:
+        index = 0
+    else:
+        index = _device(f"cuda:{device}" if isinstance(device, int) else device).index or 0
     return str(cupy.cuda.runtime.getDeviceProperties(index)["name"].decode())

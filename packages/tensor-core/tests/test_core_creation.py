@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch_oracle import check
 
-import ember
+import ember.core as ember
 
 MODULES = {"np": np}
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch_oracle import dtype_name
 
-import ember
+import ember.core as ember
 
 ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
        "float64", "complex64", "complex128"]

@@ -12,9 +12,9 @@ import pytest
 import torch
 from torch_oracle import check, random_array
 
-import ember
+import ember.core as ember
 
-dispatch, meta = ember.core.dispatch, ember.core.meta
+dispatch, meta = ember.dispatch, ember.meta
 
 RNG_SEED = 7
 

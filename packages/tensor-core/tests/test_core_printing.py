@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import torch
+
+import ember.core as ember
 from ember.core.device import device
 from ember.core.printing import get_printoptions, printoptions, set_printoptions
 from ember.core.tensor import make
-
-import ember
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
           "uint8", "bool", "complex64", "complex128"]

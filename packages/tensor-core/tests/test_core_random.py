@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-import ember
+import ember.core as ember
 
 N = 200_000
 Z = 6.0  # standard errors allowed: a false alarm is ~1e-9 per check

@@ -13,11 +13,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from ember.core import meta
-from ember.core.dispatch import REGISTRY, hooks
 from torch_oracle import check, random_array
 
-import ember
+import ember.core as ember
+from ember.core import meta
+from ember.core.dispatch import REGISTRY, hooks
 
 INF = math.inf
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool",
@@ -308,7 +308,7 @@ def test_meta_rules_match_forward(name: str, kwargs: dict[str, Any], dtype: str)
     arr = random_array((2, 3, 4), dtype, np.random.default_rng(0))
     if dtype == "complex64" and name in ("amax", "max", "argmax", "cummax"):
         return  # torch refuses these for complex, so no rule is needed
-    spec = op.meta(meta.Spec((2, 3, 4), ember.core.dtypes.from_numpy_dtype(arr.dtype)), **kwargs)
+    spec = op.meta(meta.Spec((2, 3, 4), ember.dtypes.from_numpy_dtype(arr.dtype)), **kwargs)
     out = op.forward(arr, **kwargs)
     for s, o in zip((spec,) if isinstance(spec, meta.Spec) else spec,
                     out if isinstance(out, tuple) else (out,)):

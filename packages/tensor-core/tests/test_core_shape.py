@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch_oracle import check, random_array
 
-import ember
+import ember.core as ember
 from ember.core import meta
 from ember.core.dispatch import hooks
 

@@ -9,11 +9,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from ember.core import REGISTRY, hooks, meta
-from ember.core import return_types as rt
 from torch_oracle import DTYPES_ALL, DTYPES_FLOAT, DTYPES_INT, check, pair
 
-import ember
+import ember.core as ember
+from ember.core import REGISTRY, hooks, meta
+from ember.core import return_types as rt
 
 REAL = DTYPES_FLOAT + DTYPES_INT  # what topk, kthvalue, median, searchsorted accept
 SHAPES = [(), (0,), (7,), (3, 5), (2, 3, 4), (0, 3)]

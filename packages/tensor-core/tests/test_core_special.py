@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from ember.core.ops import special
 from torch_oracle import check
 
-import ember
+import ember.core as ember
+from ember.core.ops import special
 
 NAN, INF = math.nan, math.inf
 EDGES = [0.0, -0.0, NAN, INF, -INF, 5e-324, -5e-324, 1e-300, 1e300, -1e300]

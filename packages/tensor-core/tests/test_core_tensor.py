@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch_oracle import check, pair
 
-import ember
+import ember.core as ember
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3), (2, 0, 4)])

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-import ember
+import ember.core as ember
 
 DTYPES_FLOAT = ["float32", "float64", "float16", "bfloat16"]
 DTYPES_INT = ["int64", "int32", "int16", "int8", "uint8"]

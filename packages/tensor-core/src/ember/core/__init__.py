@@ -6,8 +6,9 @@ gathers them, so adding an op never means editing two places.
 
 from __future__ import annotations
 
+import builtins
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import creation, dtypes, legacy, printing, random, ranges, sampling
 from .creation import *  # noqa: F403
@@ -61,13 +62,20 @@ def _install(modules: tuple[ModuleType, ...]) -> list[str]:
 _op_names = _install(OP_MODULES)
 
 
-def is_tensor(obj: Any) -> bool:
+def is_tensor(obj: Any) -> builtins.bool:
     """True for ember Tensors (and subclasses such as Parameter)."""
     return isinstance(obj, Tensor)
 
 
-def numel(input: Tensor) -> int:
+def numel(input: Tensor) -> builtins.int:
+    """The number of elements of ``input``."""
     return input.numel()
+
+
+if TYPE_CHECKING:
+    # The op functions are installed above from each module's FUNCTIONS: tell type checkers
+    # that names they cannot see are there.
+    def __getattr__(name: str) -> Any: ...
 
 
 __all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",

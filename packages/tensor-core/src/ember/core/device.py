@@ -16,7 +16,7 @@ class device:
     __slots__ = ("type", "index", "xp")
     type: str
     index: int | None
-    xp: ModuleType | None
+    xp: Any  # numpy, or cupy once CUDA is first used (None until then)
 
     _interned: dict[tuple[str, int | None], device] = {}
 
@@ -24,7 +24,8 @@ class device:
         if isinstance(type, device):
             return type
         if isinstance(type, int):  # torch.device(0) means cuda:0
-            type, index = "cuda", type
+            index = type
+            type = "cuda"
         if not isinstance(type, str):
             raise TypeError(f"device() expects a string or device, got {type!r}")
         if ":" in type:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 from functools import cache, lru_cache
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -29,7 +30,7 @@ class dtype:
 
     __slots__ = ("name", "np", "itemsize", "category", "is_signed", "_rank")
 
-    def __init__(self, name: str, np_dtype: np.dtype, category: builtins.int, rank: builtins.int):
+    def __init__(self, name: str, np_dtype: Any, category: builtins.int, rank: builtins.int):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
