@@ -5,7 +5,7 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 # Importing autograd installs it into tensor-core's dispatch.
-from ember import accelerator, backends, cuda  # noqa: E402,F401
+from ember import accelerator, backends, cuda, func  # noqa: E402,F401
 from ember.autograd import (  # noqa: E402,F401
     enable_grad,
     inference_mode,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ember.core.dispatch import hooks as _hooks
 
-from . import anomaly_mode, function, graph
+from . import anomaly_mode, forward_ad, function, graph
 from .anomaly_mode import (
                            detect_anomaly,
                            is_anomaly_check_nan_enabled,
@@ -36,7 +36,7 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-    "is_anomaly_check_nan_enabled", "graph", "function", "anomaly_mode",
+    "is_anomaly_check_nan_enabled", "graph", "function", "anomaly_mode", "forward_ad",
 ]
 
 _hooks.record = _record
