@@ -23,8 +23,9 @@ SOURCES = [ROOT / "src", *sorted((ROOT / "packages").glob("*/src"))]
 def run_cuda_tests() -> tuple[int, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, SOURCES)))
     tests = sorted(str(p) for p in (ROOT / "packages").glob("*/tests"))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q", "-p",
-                           "no:cacheprovider", *tests], env=env, capture_output=True, text=True)
+    command = [sys.executable, "-m", "pytest", "-m", "cuda", "-o", "addopts=", "-q",
+               "-p", "no:cacheprovider", *tests]
+    proc = subprocess.run(command, env=env, capture_output=True, text=True)
     print(proc.stdout[-6000:], proc.stderr[-3000:], sep="\n")
     lines = [ln for ln in proc.stdout.splitlines() if " passed" in ln or " failed" in ln
              or " error" in ln or "no tests ran" in ln]

@@ -294,7 +294,8 @@ class saved_tensors_hooks:
             y = x.exp()
     """
 
-    def __init__(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]):
+    def __init__(self, pack_hook: Callable[[Tensor], Any],
+                 unpack_hook: Callable[[Any], Tensor | None]):
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
 

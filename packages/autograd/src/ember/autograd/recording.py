@@ -119,7 +119,7 @@ def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
     out.grad_fn = node
     if f.saves_result:
         node.out = _alias(out)
-        node.out_version = out._vc[0]
+        node.out_version = out._version
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
@@ -224,7 +224,7 @@ def _rebase(self: Tensor, result: Tensor, opname: str) -> None:
         if node.out is not None and node.n_out == 1 and node.out.__class__ is not Freed:
             # the node's output is now ``self``: check the version self will have after the write
             node.out = _alias(self)
-            node.out_version = self._vc[0] + 1
+            node.out_version = self._version + 1
     old = self.grad_fn
     self.grad_fn = node
     self._requires_grad = True

@@ -204,8 +204,9 @@ def clamp(n: Any, g: Tensor) -> Grads:
     x, lo, hi = n.saved(0), n.inputs[1], n.inputs[2]
     if isinstance(lo, Tensor) or isinstance(hi, Tensor):
         lo, hi = n.saved(1), n.saved(2)
-    above = None if lo is None else x >= lo
-    below = None if hi is None else x <= hi
+    # a bound given as None clamps nothing on its side
+    above: Any = None if lo is None else x >= lo
+    below: Any = None if hi is None else x <= hi
     inside = above if below is None else below if above is None else above & below
     gx = E.where(inside, g, 0.0) if needs(n, 0) else None
     glo = ghi = None

@@ -134,7 +134,7 @@ def std(n: Any, g: Tensor) -> Grads:
 
 def _spread_over_ties(g: Tensor, x: Tensor, out: Tensor, dims: Any, keepdim: bool) -> Tensor:
     """The gradient of an extreme shared evenly among the entries that attain it."""
-    hit = x == restore(out, x.shape, dims, keepdim)
+    hit = E.eq(x, restore(out, x.shape, dims, keepdim))
     count = hit.sum(dims, keepdim=True)
     return E.where(hit, restore(g, x.shape, dims, keepdim) / count, 0.0)
 
