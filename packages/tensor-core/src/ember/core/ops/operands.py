@@ -5,6 +5,7 @@ Kept flat on purpose: these functions sit on the hot path of every tiny op.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from .. import dtypes as _dt
@@ -130,7 +131,7 @@ def _overlaps(arr: Any) -> bool:
     """A zero stride over a dim longer than 1 (an expanded tensor): elements share memory.
 
     NumPy marks such views read-only; CuPy has no read-only arrays, so look at strides."""
-    return any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides))
+    return arr.size > 1 and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides))
 
 
 def check_inplace_shape(op: str, dst: tuple[int, ...], src: tuple[int, ...]) -> None:
@@ -159,19 +160,25 @@ def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
-    """Implements ``out=``: resize an empty ``out`` or require the result's shape."""
+    """Implements ``out=``: checks first, then resizes ``out`` to the result's shape (with
+    torch's warning when it held elements) and copies the result in."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if out.device is not result.device:
         raise device_mismatch(op, out.device, result.device)
-    if out._data.shape != result._data.shape:
-        if out._data.size != 0:
-            raise RuntimeError(f"{op}: output with shape {list(out._data.shape)} doesn't match the "
-                               f"result shape {list(result._data.shape)}")
-        out._data = out.device.xp.empty(result._data.shape, out.dtype.np)
     if not _dt.can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"{op}: result type {_pretty(result.dtype)} can't be cast to the "
                            f"desired output type {_pretty(out.dtype)}")
+    if out._data.shape != result._data.shape:
+        if out._data.size != 0:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(result._data.shape)}. This behavior is deprecated, and in a future "
+                "PyTorch release outputs will not be resized unless they have zero elements. "
+                "You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out._data = out.device.xp.empty(result._data.shape, out.dtype.np)
     out.device.xp.copyto(out._data, result._data, casting="unsafe")
     bump_version(out)
     return out

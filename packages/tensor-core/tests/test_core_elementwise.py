@@ -1,0 +1,409 @@
+"""Every op of ops/elementwise.py against torch: all dtypes, broadcasting, 0-d, empty and
+non-contiguous operands, Python scalars on either side (reflected operators too), type
+promotion, in-place forms and ``out=``. Where torch raises, Ember must raise the same
+exception type and leave its operands unchanged."""
+
+import operator
+
+import ml_dtypes
+import numpy as np
+import pytest
+import torch
+from torch_oracle import TOL, check, dtype_name, random_array
+
+import ember.core as ember
+
+ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+       "float64", "complex64", "complex128"]
+SHAPES = [(), (0,), (5,), (3, 4), (2, 3, 4)]
+BROADCAST = [((3, 4), (3, 4)), ((3, 4), (4,)), ((2, 1, 4), (3, 1)), ((), (3,)), ((5,), ()),
+             ((0, 3), (1, 3)), ((), ()), ((3,), (4,))]
+SPECIAL = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, 1e-30, 88.0, -100.0]
+
+
+def operand(shape, dtype, seed=0, *, noncontiguous=False, nonzero=False, low=-3.0, high=3.0):
+    """The same random data as an Ember and a torch tensor; ``noncontiguous`` gives a
+    transposed (or strided) view; ``nonzero`` replaces zeros with ones (integer divisors)."""
+    rng = np.random.default_rng(seed)
+    full = tuple(reversed(shape)) if len(shape) > 1 else (shape[0] * 2,) if shape else ()
+    arr = np.asarray(random_array(full if noncontiguous else shape, dtype, rng, low, high))
+    if nonzero:
+        arr = np.where(arr == 0, np.ones((), arr.dtype), arr)
+    if noncontiguous:
+        arr = arr.T if len(shape) > 1 else arr[::2]
+    return _both(arr, dtype)
+
+
+def _both(arr, dtype):
+    t = torch.from_numpy(np.array(arr, order="C")).to(getattr(torch, dtype))
+    if dtype == "bfloat16":
+        arr = arr.astype(ml_dtypes.bfloat16)
+    elif arr.dtype != np.dtype(dtype):
+        arr = arr.astype(dtype)
+    e = ember.from_numpy(arr)
+    assert e.dtype is getattr(ember, dtype)
+    return e, t
+
+
+def special(dtype, shift=0):
+    """NaN, infinities, signed zeros, tiny and large values (rotated by ``shift``)."""
+    arr = np.roll(np.array(SPECIAL), shift)
+    if dtype.startswith("complex"):
+        arr = arr + 1j * np.roll(arr, 3)
+    return _both(arr, dtype)
+
+
+def run(fn, operands, **kw):
+    """Compare ``fn(ember, *e)`` with ``fn(torch, *t)``; when torch raises, Ember must raise the
+    same type and keep its operands unchanged."""
+    es, ts = zip(*operands) if operands else ((), ())
+    before = [np.array(e).copy() for e in es]
+    try:
+        expected = fn(torch, *ts)
+    except Exception as exc:  # the exception type torch raises is what Ember must raise
+        if "ComplexHalf" in str(exc):
+            return  # NumPy has no complex32: Ember computes these in complex64 instead
+        with pytest.raises(type(exc)):
+            fn(ember, *es)
+        for e, b in zip(es, before):
+            assert np.array(e).tobytes() == b.tobytes()
+        return
+    if isinstance(expected, torch.Tensor) and expected.dtype == torch.complex32:
+        # Ember promotes float16 with complex to complex64, so only torch's result carries
+        # float16 rounding
+        expected = expected.to(torch.complex64)
+        kw = {"rtol": 1e-3, "atol": 1e-3, **kw}
+    actual = fn(ember, *es)
+    if isinstance(expected, torch.Tensor) and expected.is_complex():
+        # numpy's allclose wants infinite complex entries exactly equal: compare the parts
+        assert dtype_name(actual.dtype) == dtype_name(expected.dtype)
+        assert tuple(actual.shape) == tuple(expected.shape)
+        rtol, atol = TOL[dtype_name(expected.dtype)]
+        a, e = np.array(actual), expected.numpy()
+        for part in (np.real, np.imag):
+            np.testing.assert_allclose(part(a), part(e), rtol=kw.get("rtol", rtol),
+                                       atol=kw.get("atol", atol))
+        return
+    check(actual, expected, **kw)
+
+
+# ----------------------------------------------------------------------------- binary ops
+
+BINARY = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
+          "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "fmax", "fmin",
+          "atan2", "arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy", "eq", "ne",
+          "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+          "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "bitwise_left_shift", "bitwise_right_shift"]
+# integer division by zero raises in torch: these ops get divisors without zeros
+DIVIDING = {"floor_divide", "remainder", "fmod"}
+
+
+def _divisor_kw(name):
+    return {"nonzero": name in DIVIDING or name.startswith("bitwise_")}
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary(name, dtype):
+    fn = lambda L, x, y: getattr(L, name)(x, y)  # noqa: E731
+    kw = _divisor_kw(name)
+    if name.startswith("bitwise_") and "shift" in name:
+        kw["low"], kw["high"] = 0, 3  # negative shifts are undefined behaviour in torch
+    for i, (a, b) in enumerate(BROADCAST):
+        run(fn, [operand(a, dtype, i), operand(b, dtype, i + 50, **kw)])
+    run(fn, [operand((3, 4), dtype, 1, noncontiguous=True),
+             operand((3, 4), dtype, 2, noncontiguous=True, **kw)])
+    if hasattr(torch.Tensor, name):
+        run(lambda L, x, y: getattr(x, name)(y), [operand((3, 4), dtype), operand((4,), dtype, 1, **kw)])
+
+
+# Complex NaNs and infinities are left out of the special-value tests: numpy and torch's
+# kernels follow different conventions there (torch's add computes x + 1 * y as a complex
+# product, spreading NaN from any infinite part), and both are within C99's latitude.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", [n for n in BINARY if not n.startswith("bitwise")])
+def test_binary_special_values(name, dtype):
+    for shift in range(0, len(SPECIAL), 2):
+        run(lambda L, x, y: getattr(L, name)(x, y), [special(dtype), special(dtype, shift)])
+
+
+@pytest.mark.parametrize("rounding_mode", [None, "trunc", "floor"])
+@pytest.mark.parametrize("dtype", ALL)
+def test_div_rounding_modes(rounding_mode, dtype):
+    fn = lambda L, x, y: L.div(x, y, rounding_mode=rounding_mode)  # noqa: E731
+    for i, (a, b) in enumerate(BROADCAST):
+        run(fn, [operand(a, dtype, i), operand(b, dtype, i + 50, nonzero=True)])
+    run(lambda L, x: L.div(x, 2, rounding_mode=rounding_mode), [operand((7,), dtype, low=-9, high=9)])
+    run(lambda L, x: L.div(x, -2.5, rounding_mode=rounding_mode), [operand((7,), dtype)])
+
+
+def test_div_bad_rounding_mode():
+    x = ember.ones(2)
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        ember.div(x, x, rounding_mode="round")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "int8", "bool"])
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod"])
+def test_integer_division_by_zero(name, dtype):
+    run(lambda L, x, y: getattr(L, name)(x, y * 0), [operand((3,), dtype), operand((3,), dtype)])
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_alpha(dtype):
+    for name in ("add", "sub", "rsub"):
+        for alpha in (2, -1, 0.5, True):
+            run(lambda L, x, y: getattr(L, name)(x, y, alpha=alpha),
+                [operand((3, 4), dtype), operand((4,), dtype, 1)])
+
+
+# ----------------------------------------------------------------------------- Python scalars
+
+SCALARS = [2, -1, 0, 2.5, -0.5, True, False, 1 + 2j, 300]
+OPERATORS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("symbol", list(OPERATORS))
+def test_operators_with_python_scalars(symbol, dtype):
+    op = OPERATORS[symbol]
+    for scalar in SCALARS:
+        if symbol in ("//", "%") and scalar in (0, False):
+            continue  # integer division by zero is covered above
+        if symbol in ("<<", ">>") and isinstance(scalar, int) and not 0 <= scalar < 8:
+            continue  # shifts by negative or too-large amounts are undefined in torch
+        if symbol == "**" and scalar == 0 and dtype.startswith("complex"):
+            continue  # 0 ** z is a pole: NaN in numpy, inf in torch (see special values)
+        # torch rounds a reduced-precision tensor mixed with a complex number coarsely
+        kw = TOL[dtype] if isinstance(scalar, complex) and dtype in ("float16", "bfloat16") else {}
+        kw = dict(zip(("rtol", "atol"), kw))
+        for shape in [(), (3, 4)]:
+            run(lambda L, x: op(x, scalar), [operand(shape, dtype, nonzero=True)], **kw)
+            run(lambda L, x: op(scalar, x), [operand(shape, dtype, nonzero=True)], **kw)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_reflected_operators(dtype):
+    for fn in [lambda L, x: 2 - x, lambda L, x: 10.0 / x, lambda L, x: x ** 2, lambda L, x: 2 ** x,
+               lambda L, x: x ** 0.5, lambda L, x: x ** 3, lambda L, x: 1.5 ** x, lambda L, x: -x,
+               lambda L, x: abs(x), lambda L, x: ~x, lambda L, x: +x, lambda L, x: 7 // x,
+               lambda L, x: 7 % x, lambda L, x: 1 << x, lambda L, x: 64 >> x, lambda L, x: 3 & x,
+               lambda L, x: 3 | x, lambda L, x: 3 ^ x, lambda L, x: 2.5 * x, lambda L, x: 1 + x]:
+        run(fn, [operand((3, 4), dtype, low=0, high=3, nonzero=True)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8"])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "pow", "maximum", "eq", "atan2",
+                                  "remainder", "bitwise_and", "logical_or", "xlogy", "copysign"])
+def test_functions_with_scalar_operands(name, dtype):
+    for scalar in [2, 2.5, True, -3]:
+        run(lambda L, x: getattr(L, name)(x, scalar), [operand((3, 4), dtype, nonzero=True)])
+        run(lambda L, x: getattr(L, name)(scalar, x), [operand((3, 4), dtype, nonzero=True)])
+
+
+def test_numpy_scalars_act_like_python_numbers():
+    # (np.bool_ is left out: torch reads it as a float, which Ember does not copy)
+    for scalar in [np.float64(2.5), np.int64(3), np.float32(0.5)]:
+        run(lambda L, x: x * scalar, [operand((3,), "float32")])
+        run(lambda L, x: L.add(x, scalar), [operand((3,), "int32")])
+
+
+def test_non_number_operands_are_type_errors():
+    x = ember.ones(3)
+    for bad in ("a", [1, 2, 3], None, object()):
+        with pytest.raises(TypeError):
+            ember.add(x, bad)
+        with pytest.raises(TypeError):
+            x * bad if bad is not None else ember.mul(x, bad)
+    with pytest.raises(TypeError):
+        ember.add(1, 2)
+
+
+# ----------------------------------------------------------------------------- promotion
+
+PROMOTION = [
+    (("int64", (3,)), 2.5), (("int32", (3,)), 2.5), (("uint8", (3,)), -1.5), (("bool", (3,)), 2),
+    (("bool", (3,)), 2.5), (("bool", (3,)), True), (("float16", (3,)), 2.5),
+    (("float16", (3,)), 70000.0), (("bfloat16", (3,)), 1e30), (("int8", (3,)), 2),
+    (("float32", (3,)), 1j), (("int64", (3,)), 1j), (("float64", (3,)), 1j),
+    (("float32", (3,)), ("float64", ())), (("float32", (3,)), ("int64", (3,))),
+    (("int32", (3,)), ("int64", (3,))), (("int32", (3,)), ("int64", ())),
+    (("int8", (3,)), ("uint8", (3,))), (("bool", (3,)), ("bool", (3,))),
+    (("float16", (3,)), ("bfloat16", (3,))), (("float16", ()), ("int64", (3,))),
+    (("uint8", (3,)), ("int8", ())), (("int64", ()), ("float32", ())),
+    (("bool", ()), ("float16", (3,))), (("float16", (3,)), ("complex64", ())),
+    (("float64", (3,)), ("complex64", (3,))), (("int64", (3,)), ("float16", ())),
+]
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum", "eq", "pow", "atan2",
+                                  "floor_divide", "remainder", "logaddexp", "bitwise_or"])
+@pytest.mark.parametrize("a,b", PROMOTION, ids=str)
+def test_promotion(name, a, b):
+    def make(spec, seed):
+        return operand(spec[1], spec[0], seed, nonzero=True, low=1, high=3)
+
+    fn = lambda L, x, *y: getattr(L, name)(x, y[0] if y else b)  # noqa: E731
+    operands = [make(a, 0)] + ([make(b, 1)] if isinstance(b, tuple) else [])
+    run(fn, operands)
+    run(lambda L, x, *y: getattr(L, name)(y[0] if y else b, x), operands)
+
+
+# ----------------------------------------------------------------------------- unary ops
+
+UNARY = ["neg", "negative", "abs", "absolute", "sign", "sgn", "exp", "exp2", "expm1", "log",
+         "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+         "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+         "arcsinh", "arccosh", "arctanh", "sigmoid", "erf", "erfc", "erfinv", "lgamma", "digamma",
+         "reciprocal", "square", "relu", "floor", "ceil", "trunc", "fix", "frac", "round",
+         "isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not",
+         "bitwise_not"]
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name, dtype):
+    fn = lambda L, x: getattr(L, name)(x)  # noqa: E731
+    for i, shape in enumerate(SHAPES):
+        run(fn, [operand(shape, dtype, i)])
+    run(fn, [operand((3, 4), dtype, noncontiguous=True)])
+    run(fn, [operand((7,), dtype, noncontiguous=True, low=-0.99, high=0.99)])
+    run(lambda L, x: getattr(x, name)(), [operand((3, 4), dtype, 7, low=0.01, high=5)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_special_values(name, dtype):
+    run(lambda L, x: getattr(L, name)(x), [special(dtype)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
+def test_round_decimals(dtype):
+    # (torch refuses integer tensors whenever decimals is passed, even 0: Ember accepts 0)
+    for decimals in (1, 2, -1):
+        run(lambda L, x: L.round(x, decimals=decimals), [operand((20,), dtype, low=-50, high=50)])
+    run(lambda L, x: L.round(x), [operand((20,), dtype, low=-50, high=50)])
+    halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.25, 0.35])
+    run(lambda L, x: L.round(x), [_both(halves, "float64")])
+
+
+# ----------------------------------------------------------------------------- in place, out=
+
+INPLACE_BINARY = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow",
+                  "atan2", "hypot", "copysign", "xlogy", "eq", "ne", "lt", "le", "gt", "ge",
+                  "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+                  "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "subtract",
+                  "multiply", "divide", "true_divide", "greater", "less", "not_equal"]
+INPLACE_UNARY = ["neg", "abs", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2", "log10",
+                 "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                 "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv",
+                 "lgamma", "digamma", "reciprocal", "square", "relu", "floor", "ceil", "trunc",
+                 "frac", "round", "logical_not", "bitwise_not", "negative", "absolute", "fix"]
+
+
+def run_inplace(fn, target, *others):
+    """``fn(x, *others)`` mutates and returns x in both; errors leave x unchanged."""
+    (ex, tx), rest = target, others
+    before = np.array(ex).copy()
+    try:
+        expected = fn(tx, *[t for _, t in rest])
+    except Exception as exc:  # Ember raises as torch does, leaving the target unchanged
+        with pytest.raises(type(exc)):
+            fn(ex, *[e for e, _ in rest])
+        assert np.array(ex).tobytes() == before.tobytes()
+        return
+    result = fn(ex, *[e for e, _ in rest])
+    assert result is ex
+    check(ex, expected)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32",
+                                   "uint8", "bool", "complex64"])
+@pytest.mark.parametrize("name", INPLACE_BINARY)
+def test_inplace_binary(name, dtype):
+    fn = lambda x, y: getattr(x, name + "_")(y)  # noqa: E731
+    kw = _divisor_kw(name)
+    for a, b in [((3, 4), (4,)), ((3, 4), (3, 4)), ((), ()), ((4,), (3, 4))]:
+        run_inplace(fn, operand(a, dtype), operand(b, dtype, 1, low=0, **kw))
+    for other in (2, 1.5, True):
+        run_inplace(lambda x: getattr(x, name + "_")(other), operand((3, 4), dtype))
+    run_inplace(fn, operand((3, 4), dtype), operand((4,), "float64", 1, **kw))
+    run_inplace(fn, operand((3, 4), dtype), operand((), "int64", 1, **kw))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "uint8", "bool",
+                                   "complex64"])
+@pytest.mark.parametrize("name", INPLACE_UNARY)
+def test_inplace_unary(name, dtype):
+    run_inplace(lambda x: getattr(x, name + "_")(), operand((3, 4), dtype, low=0.01, high=0.99))
+
+
+@pytest.mark.parametrize("symbol", ["+=", "-=", "*=", "/=", "//=", "%=", "**=", "&=", "|=", "^=",
+                                    "<<=", ">>="])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "bool"])
+def test_augmented_assignment(symbol, dtype):
+    code = compile(f"x {symbol} y", "<aug>", "exec")
+
+    def fn(x, y):
+        scope = {"x": x, "y": y}
+        exec(code, scope)
+        return scope["x"]
+
+    for y in [2, 1.5, True]:
+        run_inplace(lambda x: fn(x, y), operand((3, 4), dtype, low=0, nonzero=True))
+    run_inplace(fn, operand((3, 4), dtype, low=0), operand((4,), dtype, 1, low=0, nonzero=True))
+
+
+def test_inplace_dtype_error_leaves_tensor_unchanged():
+    x = ember.tensor([1, 2, 3])
+    data = x._data
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output "
+                                           "type Long"):
+        x.add_(1.5)
+    with pytest.raises(RuntimeError):
+        x.div_(2)
+    with pytest.raises(RuntimeError):
+        x.sqrt_()
+    with pytest.raises(RuntimeError):
+        x.add_(ember.ones(2, 3))
+    assert x.tolist() == [1, 2, 3] and x._data is data and x._version == 0
+    x.add_(2)
+    assert x.tolist() == [3, 4, 5] and x._version == 1
+
+
+def test_inplace_through_a_view_changes_the_base():
+    base = ember.zeros(2, 3)
+    row = base[0]
+    row.add_(1.5)
+    row.mul_(ember.tensor([1.0, 2.0, 3.0]))
+    assert base.tolist() == [[1.5, 3.0, 4.5], [0.0, 0.0, 0.0]]
+    assert base._version == row._version == 2
+
+
+OUT_OPS = ["add", "sub", "mul", "div", "pow", "maximum", "eq", "atan2", "exp", "neg", "sqrt",
+           "floor", "logical_not"]
+
+
+@pytest.mark.parametrize("out_dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("out_shape", [(0,), (3, 4), (4,)])
+@pytest.mark.parametrize("name", OUT_OPS)
+def test_out(name, out_shape, out_dtype):
+    unary = name in ("exp", "neg", "sqrt", "floor", "logical_not")
+
+    def fn(L, x, y, o):
+        r = getattr(L, name)(x, out=o) if unary else getattr(L, name)(x, y, out=o)
+        assert r is o
+        return o
+
+    out = (ember.zeros(out_shape, dtype=getattr(ember, out_dtype)),
+           torch.zeros(out_shape, dtype=getattr(torch, out_dtype)))  # resizable, unlike from_numpy
+    # the op computes in float32 whatever out's dtype: float32's tolerance applies
+    run(fn, [operand((3, 4), "float32", low=0.1), operand((4,), "float32", 1), out],
+        **dict(zip(("rtol", "atol"), TOL["float32"])))
