@@ -99,21 +99,22 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
     tensors are skipped whatever the others' shapes (torch's legacy rule)."""
     if axis is not None:
         dim = axis
-    if not isinstance(tensors, Tensor):
-        try:
-            first = tensors[0]
-            dt, dev = first.dtype, first.device
-            rg = False
-            arrays = []
-            for x in tensors:
-                if x.dtype is not dt or x.device is not dev:
-                    raise TypeError  # mixed: the general path promotes or reports
-                rg = rg or x._requires_grad
-                arrays.append(x._data)
-            r = np.concatenate(arrays, axis=dim)
-        except Exception:  # the general path re-checks and raises torch's error
-            pass
+    cls = tensors.__class__
+    if (cls is list or cls is tuple) and tensors:
+        # Fast path: one dtype, one device (anything else takes the checked general path).
+        first = tensors[0]
+        dt, dev = getattr(first, "dtype", None), getattr(first, "device", None)
+        rg = False
+        for x in tensors:
+            if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
+                break
+            rg = rg or x._requires_grad
         else:
+            arrays = [x._data for x in tensors]
+            try:
+                r = np.concatenate(arrays, dim)
+            except (ValueError, TypeError, np.exceptions.AxisError):
+                return _cat_general(tensors, dim, out)  # reports torch's error
             res = make(r if r.flags.c_contiguous else r.copy(), dt, dev)
             if rg:
                 record(CAT, tuple(tensors), {"dim": dim % r.ndim,
