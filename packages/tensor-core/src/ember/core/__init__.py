@@ -17,9 +17,11 @@ from .dispatch import REGISTRY, Op, grad_mode, hooks, register
 from .dtypes import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .ops import (
+    binary,
+    closeness,
+    contraction,
     conversion,
     copying,
-    elementwise,
     gather_scatter,
     indexing,
     joining,
@@ -30,10 +32,12 @@ from .ops import (
     reduction,
     searching,
     shape,
+    softmax,
     sorting,
     splitting,
     strided,
     transposing,
+    unary,
 )
 from .printing import *  # noqa: F403
 from .random import *  # noqa: F403
@@ -42,9 +46,9 @@ from .sampling import *  # noqa: F403
 from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
-    conversion, copying, elementwise, pointwise, reduction, sorting, searching, sampling, shape,
-    transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
-    linalg)
+    conversion, copying, binary, unary, pointwise, closeness, softmax, reduction, sorting,
+    searching, sampling, shape, transposing, strided, joining, splitting, rearranging, indexing,
+    gather_scatter, masked, linalg, contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

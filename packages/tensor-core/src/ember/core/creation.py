@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes as _dt
 from .device import CPU, array_module, canonical, device
 from .dispatch import register
+from .dtypes import scalar_type_name
 from .factory_args import (
     _PY_SCALARS,
     _is_index,
@@ -23,7 +24,7 @@ from .factory_args import (
     parse_size,
     target,
 )
-from .ops.operands import _pretty, broadcast_shape, record, write_out
+from .ops.operands import broadcast_shape, record, write_out
 from .tensor import Tensor, make
 
 __all__ = [
@@ -436,10 +437,10 @@ def _complex_parts(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype]:
     if a.dtype not in (_dt.float32, _dt.float64, _dt.float16) or \
             b.dtype not in (_dt.float32, _dt.float64, _dt.float16):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_pretty(a.dtype)} and {_pretty(b.dtype)}")
+                           f"{scalar_type_name(a.dtype)} and {scalar_type_name(b.dtype)}")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_pretty(a.dtype)} but got scalar "
-                           f"type {_pretty(b.dtype)} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(a.dtype)} but got "
+                           f"scalar type {scalar_type_name(b.dtype)} for second argument")
     if a.dtype is _dt.float16:
         raise RuntimeError(f"{op}: complex32 (ComplexHalf) results are not supported by Ember")
     if a.device != b.device:
@@ -468,7 +469,8 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.polar: the complex tensor ``abs * (cos(angle) + i sin(angle))``."""
-    from .ops.elementwise import cos, mul, sin
+    from .ops.binary import mul
+    from .ops.unary import cos, sin
 
     _complex_parts("polar", abs, angle)
     return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)

@@ -82,6 +82,17 @@ cfloat, cdouble = complex64, complex128
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128)
 _FROM_NP = {d.np: d for d in ALL_DTYPES}
+# torch's C++ ScalarType names: its error messages and legacy tensor types spell dtypes so
+_SCALAR_TYPE_NAMES = {
+    bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
+    float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double",
+    complex64: "ComplexFloat", complex128: "ComplexDouble"}
+
+
+def scalar_type_name(dt: dtype) -> str:
+    """torch's C++ name of ``dt`` ("Float" for float32, "Long" for int64, ...), as torch's
+    error messages and legacy tensor types (``torch.FloatTensor``) spell it."""
+    return _SCALAR_TYPE_NAMES[dt]
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:

@@ -11,8 +11,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU
+from .dtypes import scalar_type_name
 from .factory_args import LIMITS, _is_index, _number, checked_fill, finish, target
-from .ops.operands import _pretty
 from .tensor import Tensor, make
 
 __all__ = ["arange", "range", "linspace", "logspace"]
@@ -93,7 +93,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
     start, end, step, is_int = _range_args("arange", start, end, step)
     dt, d, xp = target(dtype, device, _dt.int64 if is_int else None)
     if dt.category == 0 or dt.category == 3:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_pretty(dt)}'")
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{scalar_type_name(dt)}'")
     if dt.category == 1:
         # integer dtypes accumulate in int64: the bounds are truncated first
         xstart, xend, xstep = int(start), int(end), int(step)

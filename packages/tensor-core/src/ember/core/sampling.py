@@ -11,8 +11,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import array_module
+from .dtypes import scalar_type_name
 from .factory_args import LIMITS, _is_index, _like, _number, _sizes, finish, parse_size, target
-from .ops.operands import _pretty, assign_inplace, broadcast_shape, record
+from .ops.operands import assign_inplace, broadcast_shape, record
 from .random import Generator, _stream
 from .sampling_primitives import (
     _UNIFORM_BITS,
@@ -46,7 +47,7 @@ _C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "
 
 
 def _not_implemented(kernel: str, dt: _dt.dtype) -> NotImplementedError:
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{_pretty(dt)}'")
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
 
 # ----------------------------------------------------------------------------- functions
@@ -266,7 +267,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     if input.dtype.category != 2:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_pretty(input.dtype)}")
+                           f"{scalar_type_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     k = input._data.shape[-1]
@@ -312,7 +313,7 @@ def _need_real_float(what: str, name: str, dt: _dt.dtype) -> None:
     if dt.category != 2:
         raise RuntimeError(f"{what} distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_pretty(dt) if name != 'cauchy_' else _C_TYPES[dt.name]}")
+                           f"{scalar_type_name(dt) if name != 'cauchy_' else _C_TYPES[dt.name]}")
 
 
 def uniform_(self: Tensor, *bounds: Any, generator: Generator | None = None,

@@ -94,11 +94,8 @@ device_type = device
 def type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     """``t.type()`` names the tensor type; ``t.type(dtype)`` casts."""
     if dtype is None:
-        kind = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
         prefix = "torch.cuda." if self.device.type == "cuda" else "torch."
-        return f"{prefix}{kind[self.dtype.name]}Tensor"
+        return f"{prefix}{_dt.scalar_type_name(self.dtype)}Tensor"
     if isinstance(dtype, str) and dtype.endswith("Tensor"):
         dtype = _LEGACY_NAMES[dtype.rsplit(".", 1)[-1]]
     return to(self, dtype=dtype)

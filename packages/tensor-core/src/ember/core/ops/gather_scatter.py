@@ -26,6 +26,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
 from .index_checks import (
     INT_OR_LONG,
@@ -45,7 +46,7 @@ from .index_checks import (
     xp_of,
 )
 from .inplace import inplace
-from .operands import _pretty, broadcast_shape, device_mismatch, record, write_out
+from .operands import broadcast_shape, device_mismatch, record, write_out
 
 # ----------------------------------------------------------------------------- gather
 
@@ -259,7 +260,7 @@ def _vector_index(op: str, index: Tensor, idx: Any, x: Tensor, d: int, negative:
     """An index of ``index_*``: a vector (or a scalar), in range along ``d``."""
     if idx.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {idx.ndim} "
-                         f"with type: {_pretty(index.dtype)} and size: {list(idx.shape)}")
+                         f"with type: {scalar_type_name(index.dtype)} and size: {list(idx.shape)}")
     size = x._data.shape[d] if x._data.ndim else 1
     check_bounds(op, idx, size, d, negative, exc)
 
@@ -315,8 +316,8 @@ def _check_source(op: str, input: Tensor, source: Any, idx: Any, d: int) -> Any:
     """source: input's dtype and shape, except ``numel(index)`` slices along ``d``."""
     tensor_arg(op, source, "source")
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"{op}(): self ({_pretty(input.dtype)}) and source "
-                           f"({_pretty(source.dtype)}) must have the same scalar type")
+        raise RuntimeError(f"{op}(): self ({scalar_type_name(input.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
     if source.device is not input.device:
         raise device_mismatch(op, input.device, source.device)
     xs, ss = input._data.shape or (1,), source._data.shape or (1,)
@@ -482,8 +483,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     tensor_arg("put", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_pretty(input.dtype)} and source.dtype = "
-                           f"{_pretty(source.dtype)}")
+                           f"self.dtype = {scalar_type_name(input.dtype)} and source.dtype = "
+                           f"{scalar_type_name(source.dtype)}")
     if source._data.size != idx.size:
         raise IndexError(f"put(): Expected source and index to have the same number of "
                          f"elements, but got source.numel() = {source._data.size}, "

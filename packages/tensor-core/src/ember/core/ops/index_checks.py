@@ -14,8 +14,9 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..device import array_module, device
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor
-from .operands import _pretty, device_mismatch
+from .operands import device_mismatch
 
 LONG = (_dt.int64,)
 INT_OR_LONG = (_dt.int32, _dt.int64)
@@ -96,7 +97,7 @@ def index_data(op: str, index: Any, allowed: tuple[_dt.dtype, ...], message: str
     if not isinstance(index, Tensor):
         raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(index).__name__}")
     if index.dtype not in allowed:
-        raise exc(message.format(got=_pretty(index.dtype)))
+        raise exc(message.format(got=scalar_type_name(index.dtype)))
     if index.device is not dev:
         raise device_mismatch(op, dev, index.device)
     return index._data
@@ -128,7 +129,7 @@ def same_dtype(op: str, self: Tensor, other: Tensor, what: str = "src") -> None:
     """torch's scatter family takes no promotion: ``other`` must have self's dtype."""
     if other.dtype is not self.dtype:
         raise RuntimeError(f"{op}(): Expected self.dtype to be equal to {what}.dtype, got "
-                           f"{_pretty(self.dtype)} and {_pretty(other.dtype)}")
+                           f"{scalar_type_name(self.dtype)} and {scalar_type_name(other.dtype)}")
 
 
 def tensor_arg(op: str, value: Any, arg: str) -> Tensor:

@@ -27,6 +27,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import hooks, register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, bump_version, make, make_view
 from .conversion import move_array
 from .conversion import type as type_name
@@ -43,7 +44,7 @@ from .index_rules import (
     validate,
 )
 from .inplace import inplace
-from .operands import _pretty, assign_inplace, device_mismatch, record
+from .operands import assign_inplace, device_mismatch, record
 
 # ----------------------------------------------------------------------------- getitem
 
@@ -181,8 +182,8 @@ def _write(self: Tensor, out: Any, index: Any, value: Any, src: Any
     else:
         if isinstance(value, Tensor) and value.dtype is not self.dtype:
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_pretty(self.dtype)} for the destination and "
-                               f"{_pretty(value.dtype)} for the source.")
+                               f"{scalar_type_name(self.dtype)} for the destination and "
+                               f"{scalar_type_name(value.dtype)} for the source.")
         put_advanced("setitem", dst, entries, src, True, False)
     return basic, entries
 
@@ -249,8 +250,8 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
     tensor_arg("index_put", values, "values")
     if values.dtype is not input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_pretty(input.dtype)} for the destination and "
-                           f"{_pretty(values.dtype)} for the source.")
+                           f"{scalar_type_name(input.dtype)} for the destination and "
+                           f"{scalar_type_name(values.dtype)} for the source.")
     if values.device is not input.device:
         raise device_mismatch("index_put", input.device, values.device)
     entries: list[Any] = []

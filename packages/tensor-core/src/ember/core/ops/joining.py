@@ -23,9 +23,10 @@ import numpy as np
 from .. import dtypes as _dt
 from ..device import device, xp_of
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
 from .geometry import c_order
-from .operands import _pretty, device_mismatch, record, write_out
+from .operands import device_mismatch, record, write_out
 from .shape import atleast_1d, atleast_2d, atleast_3d, expand, reshape, view
 
 
@@ -63,7 +64,7 @@ def _with_out(op: str, res: Tensor, out: Tensor | None) -> Tensor:
         return res
     if isinstance(out, Tensor) and not _dt.can_cast(res.dtype, out.dtype):
         raise TypeError("torch.cat(): input types can't be cast to the desired output type "
-                        f"{_pretty(out.dtype)}")
+                        f"{scalar_type_name(out.dtype)}")
     return write_out(op, out, res)
 
 
@@ -103,23 +104,24 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
     if (cls is list or cls is tuple) and tensors:
         # Fast path: one dtype, one device (anything else takes the checked general path).
         first = tensors[0]
-        dt, dev = getattr(first, "dtype", None), getattr(first, "device", None)
         rg = False
-        for x in tensors:
-            if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
-                break
-            rg = rg or x._requires_grad
-        else:
-            arrays = [x._data for x in tensors]
-            try:
-                r = np.concatenate(arrays, dim)
-            except (ValueError, TypeError, np.exceptions.AxisError):
-                return _cat_general(tensors, dim, out)  # reports torch's error
-            res = make(r if r.flags.c_contiguous else r.copy(), dt, dev)
-            if rg:
-                record(CAT, tuple(tensors), {"dim": dim % r.ndim,
-                                             "sizes": [a.shape[dim] for a in arrays]}, res)
-            return res if out is None else _with_out("cat", res, out)
+        if first.__class__ is Tensor:
+            dt, dev = first.dtype, first.device
+            for x in tensors:
+                if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
+                    break
+                rg = rg or x._requires_grad
+            else:
+                arrays = [x._data for x in tensors]
+                try:
+                    r = np.concatenate(arrays, dim)
+                except (ValueError, TypeError, np.exceptions.AxisError):
+                    return _cat_general(tensors, dim, out)  # reports torch's error
+                res = make(r if r.flags.c_contiguous else r.copy(), dt, dev)
+                if rg:
+                    record(CAT, tuple(tensors), {"dim": dim % r.ndim,
+                                                 "sizes": [a.shape[dim] for a in arrays]}, res)
+                return res if out is None else _with_out("cat", res, out)
     return _cat_general(tensors, dim, out)
 
 

@@ -16,10 +16,11 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make
 from .index_checks import fill_value, tensor_arg, xp_of
 from .inplace import inplace
-from .operands import _pretty, broadcast_shape, device_mismatch, record, write_out
+from .operands import broadcast_shape, device_mismatch, record, write_out
 
 
 def _mask_data(op: str, mask: Any, x: Tensor, message: str) -> Any:
@@ -104,7 +105,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     tensor_arg("masked_scatter", source, "source")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
-                           f"got {_pretty(input.dtype)} and {_pretty(source.dtype)}")
+                           f"got {scalar_type_name(input.dtype)} and "
+                           f"{scalar_type_name(source.dtype)}")
     if source.device is not input.device:
         raise device_mismatch("masked_scatter", input.device, source.device)
     x, mb = _broadcast_pair("masked_scatter", input._data, m)

@@ -17,7 +17,7 @@ from .. import meta
 from .. import return_types as rt
 from ..dispatch import Op, register
 from ..tensor import Tensor, make, wrap_dim
-from .elementwise import maximum, minimum
+from .binary import maximum, minimum
 from .operands import record
 from .reduction import (
     _NP_I64,

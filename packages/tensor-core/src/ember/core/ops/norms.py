@@ -13,10 +13,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
+from .binary import sub
 from .conversion import to
-from .elementwise import sub
-from .operands import _pretty
 from .reduction import (
     _HALF,
     _NP_F32,
@@ -69,16 +69,17 @@ def _norm_input(op: str, input: Tensor, dtype: Any) -> Tensor:
     """Refuse integer inputs; cast to ``dtype`` (torch allows no narrowing)."""
     if input.dtype.category < 2:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
-                           f"{_pretty(input.dtype)}")
+                           f"{scalar_type_name(input.dtype)}")
     if dtype is None:
         return input
     dt = _dt.to_dtype(dtype)
     if dt.category < 2:
         raise RuntimeError(f"{op}: dtype should be floating point or complex, but got "
-                           f"{_pretty(dt)}")
+                           f"{scalar_type_name(dt)}")
     if _dt.promote_types(input.dtype, dt) is not dt:
-        raise RuntimeError(f"{op}: the dtype of the input ({_pretty(input.dtype)}) should be "
-                           f"convertible without narrowing to the specified dtype ({_pretty(dt)})")
+        raise RuntimeError(f"{op}: the dtype of the input ({scalar_type_name(input.dtype)}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({scalar_type_name(dt)})")
     return to(input, dt)
 
 
@@ -110,7 +111,7 @@ def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any
     input = _norm_input("linalg.matrix_norm", input, dtype)
     if input._data.dtype in _HALF:
         raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
-                           f"{_pretty(input.dtype)}")
+                           f"{scalar_type_name(input.dtype)}")
     ndim = input._data.ndim
     if ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
@@ -152,5 +153,5 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     dt = _dt.result_type(input, other)
     if dt.category < 2:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
-                           f"Got {_pretty(dt)} instead.")
+                           f"Got {scalar_type_name(dt)} instead.")
     return vector_norm(sub(input, other), p)

@@ -5,16 +5,33 @@ Kept flat on purpose: these functions sit on the hot path of every tiny op.
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from .. import dtypes as _dt
 from ..device import device
-from ..dispatch import Op, grad_mode, hooks
+from ..dispatch import Op, hooks
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, bump_version, make
 
 _SCALARS = (int, float, bool, complex)
+_NUMBERS = (bool, int, float, complex, np.generic)
 scalar_result = _dt.scalar_result
+# (lowest, highest) finite value of each real dtype, for torch's overflow checks
+LIMITS = {d: ((0, 1) if d is _dt.bool else
+              (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) if d.category == 1 else
+              (-_dt.finfo(d).max, _dt.finfo(d).max))
+          for d in _dt.ALL_DTYPES if d.category < 3}
+# torch names dtypes by their C++ types in its scalar conversion errors
+_CTYPE = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+          "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+          "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+          "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+LOW_PRECISION = (_dt.float16.np, _dt.bfloat16.np)
 
 
 def device_mismatch(op: str, a: device, b: device) -> RuntimeError:
@@ -22,16 +39,19 @@ def device_mismatch(op: str, a: device, b: device) -> RuntimeError:
                         f"two devices, {a} and {b}!")
 
 
-def common_device(op: str, a: Tensor, b: Tensor) -> device:
-    """torch lets a 0-d CPU tensor join a CUDA op as a scalar; other mixes are errors."""
-    da, db = a.device, b.device
-    if da is db:
-        return da
-    if db.type == "cpu" and b._data.ndim == 0:
-        return da
-    if da.type == "cpu" and a._data.ndim == 0:
-        return db
-    raise device_mismatch(op, da, db)
+def common_device(op: str, *tensors: Tensor) -> device:
+    """The device an op on ``tensors`` runs on: torch lets 0-d CPU tensors join a CUDA op as
+    scalars; other mixes are errors naming both devices."""
+    dev = tensors[0].device
+    for t in tensors[1:]:
+        d = t.device
+        if d is dev or d.type == "cpu" and t._data.ndim == 0:
+            continue
+        if dev.type == "cpu" and all(u._data.ndim == 0 for u in tensors if u.device is dev):
+            dev = d
+        else:
+            raise device_mismatch(op, dev, d)
+    return dev
 
 
 def as_array(t: Tensor, dt: _dt.dtype, dev: device) -> Any:
@@ -42,6 +62,11 @@ def as_array(t: Tensor, dt: _dt.dtype, dev: device) -> Any:
 
         data = move_array(data, t.device, dev)
     return data if t.dtype is dt else data.astype(dt.np)
+
+
+def on_device(arr: Any, dev: device) -> Any:
+    """A numpy array (a converted scalar) moved to ``dev``."""
+    return arr if dev.type == "cpu" else dev.xp.asarray(arr)
 
 
 def prep_binary(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype, device, bool]:
@@ -77,12 +102,80 @@ def prep_binary(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype, device, b
 
 def scalar_operand(op: str, value: Any) -> Any:
     """numpy scalars become Python scalars; anything else is a TypeError naming the op."""
-    import numpy as np
-
     if isinstance(value, np.generic) and value.dtype.kind in "biufc":
         return value.item()
     raise TypeError(f"{op}(): argument 'other' must be Tensor or Number, "
                     f"not {type(value).__name__}")
+
+
+def check_operand(op: str, name: str, value: Any, numbers: bool = True) -> None:
+    """TypeError, in torch's words, for an operand that is not a Tensor (or a number)."""
+    if isinstance(value, Tensor) or (numbers and isinstance(value, _NUMBERS)):
+        return
+    kind = "Tensor or Number" if numbers else "Tensor"
+    raise TypeError(f"{op}(): argument '{name}' must be {kind}, not {type(value).__name__}")
+
+
+def scalar_to(op: str, value: Any, dt: _dt.dtype) -> Any:
+    """A Python number as a 0-d array of ``dt``, with torch's overflow check.
+
+    Negative ints may wrap into unsigned types (torch allows ``uint8 - 1``; floats may not);
+    values outside the type's range are a RuntimeError, as are complex values for real types.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dt.category == 1:
+        lowest, highest = LIMITS[dt]
+        if isinstance(value, complex):
+            value = _real_or_raise(value, dt)
+        low = -highest if lowest == 0 and isinstance(value, int) else lowest
+        if not (math.isfinite(value) and low <= value <= highest):
+            raise RuntimeError(f"{op}: value cannot be converted to type {_CTYPE[dt.name]} "
+                               "without overflow")
+        v = math.trunc(value)
+        return np.asarray(v % (highest + 1) if v < 0 and lowest == 0 else v, dt.np)
+    if dt.category == 2:
+        if isinstance(value, complex):
+            value = _real_or_raise(value, dt)
+        if math.isfinite(value) and abs(value) > LIMITS[dt][1]:
+            raise RuntimeError(f"{op}: value cannot be converted to type {_CTYPE[dt.name]} "
+                               "without overflow")
+    return np.asarray(value, dt.np)
+
+
+def _real_or_raise(value: complex, dt: _dt.dtype) -> float:
+    if value.imag != 0:
+        raise RuntimeError(f"value cannot be converted to type {_CTYPE[dt.name]} without overflow")
+    return value.real
+
+
+def c_type_name(dt: _dt.dtype) -> str:
+    """The C++ type torch names ``dt`` by in conversion errors ("int64_t", "c10::Half")."""
+    return _CTYPE[dt.name]
+
+
+def promote(op: str, operands: tuple[Any, ...], also: list[Tensor] | None = None
+            ) -> tuple[list[Any], _dt.dtype, device, bool]:
+    """``operands`` (Tensors, Python numbers or None) as arrays of their torch result dtype,
+    on the device they share with the tensors in ``also`` (which do not promote).
+
+    Returns ``(arrays, dtype, device, requires_grad)``; None stays None.
+    """
+    present = [o for o in operands if o is not None]
+    tensors = [o for o in present if isinstance(o, Tensor)]
+    dt = _dt.result_type(*present)
+    dev = common_device(op, *tensors, *(also or ()))
+    arrays = [None if o is None else as_array(o, dt, dev) if isinstance(o, Tensor)
+              else on_device(scalar_to(op, o, dt), dev) for o in operands]
+    return arrays, dt, dev, any(t._requires_grad for t in tensors)
+
+
+def upcast(*arrays: Any) -> tuple[Any, ...]:
+    """float16/bfloat16 arrays in float32, where torch's CPU kernels compute them (the caller
+    rounds the result once); others as they are. The first array's dtype decides."""
+    if arrays[0].dtype in LOW_PRECISION:
+        return tuple(a.astype(np.float32) for a in arrays)
+    return arrays
 
 
 def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
@@ -93,24 +186,29 @@ def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
 
 
 def wrap(op: Op, data: Any, dt: _dt.dtype, dev: device, inputs: tuple[Any, ...], params: Any,
-         requires_grad: bool) -> Tensor:
-    out = make(data, dt, dev)
-    if requires_grad and hooks.record is not None:
-        hooks.record(op, inputs, params, out)
-    return out
-
-
-def needs_clone_for_inplace(self: Tensor) -> bool:
-    """An in-place op on a tensor in a graph computes from a clone, so what the graph saved
-    stays intact, and autograd rebases ``self`` onto the result."""
-    return self._requires_grad and hooks.record is not None and grad_mode.enabled
+         requires_grad: bool, out: Tensor | None = None, exact_out: str | None = None) -> Tensor:
+    """The forward's result ``data`` as a Tensor of ``dt``, recorded for autograd when
+    ``requires_grad``, and written to ``out`` when given (``exact_out``: torch's error when
+    ``out`` must have the result's dtype exactly, as for ``write_out_exact``)."""
+    if data.dtype != dt.np:
+        data = data.astype(dt.np)
+    if isinstance(data, np.generic):  # ufuncs answer 0-d operands with numpy scalars
+        data = np.asarray(data)
+    res = make(data, dt, dev)
+    if requires_grad:
+        record(op, inputs, params, res)
+    if out is None:
+        return res
+    if exact_out is None:
+        return write_out(op.name, out, res)
+    return write_out_exact(op.name, out, res, exact_out)
 
 
 def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
     """Write ``result`` into ``self`` (the second half of every ``op_``), checking first."""
     if result.dtype is not self.dtype and not _dt.can_cast(result.dtype, self.dtype):
-        raise RuntimeError(f"{op}: result type {_pretty(result.dtype)} can't be cast to the "
-                           f"desired output type {_pretty(self.dtype)}")
+        raise RuntimeError(f"{op}: result type {scalar_type_name(result.dtype)} can't be cast to "
+                           f"the desired output type {scalar_type_name(self.dtype)}")
     dst = self._data
     src = result._data
     if src.shape != dst.shape:
@@ -144,11 +242,13 @@ def check_inplace_shape(op: str, dst: tuple[int, ...], src: tuple[int, ...]) -> 
 
 
 def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """numpy/torch broadcasting of shapes, with torch's RuntimeError text on mismatch."""
+    """numpy/torch broadcasting of shapes, with torch's RuntimeError text on mismatch (torch
+    compares each shape with those before it, from the last dim)."""
     ndim = max(len(s) for s in shapes)
     out = [1] * ndim
     for s in shapes:
-        for i, n in enumerate(s, ndim - len(s)):
+        for i in range(ndim - 1, ndim - len(s) - 1, -1):
+            n = s[i - ndim]
             if n != out[i]:
                 if out[i] == 1:
                     out[i] = n
@@ -159,6 +259,16 @@ def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def broadcast_error(op: str, *arrays: Any) -> RuntimeError:
+    """The error for operands (arrays, numbers or None) numpy failed to broadcast."""
+    shapes = [np.shape(a) for a in arrays if a is not None]
+    try:
+        broadcast_shape(op, *shapes)
+    except RuntimeError as error:
+        return error
+    return RuntimeError(f"{op}: shapes {[list(s) for s in shapes]} cannot be broadcast together")
+
+
 def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     """Implements ``out=``: checks first, then resizes ``out`` to the result's shape (with
     torch's warning when it held elements) and copies the result in."""
@@ -167,8 +277,8 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     if out.device is not result.device:
         raise device_mismatch(op, out.device, result.device)
     if not _dt.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"{op}: result type {_pretty(result.dtype)} can't be cast to the "
-                           f"desired output type {_pretty(out.dtype)}")
+        raise RuntimeError(f"{op}: result type {scalar_type_name(result.dtype)} can't be cast to "
+                           f"the desired output type {scalar_type_name(out.dtype)}")
     if out._data.shape != result._data.shape:
         if out._data.size != 0:
             warnings.warn(
@@ -184,8 +294,19 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     return out
 
 
-def _pretty(dt: _dt.dtype) -> str:
-    # torch names dtypes in these messages by their C++ scalar type names.
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[dt.name]
+def write_out_exact(op: str, out: Tensor, result: Tensor, message: str,
+                    names: Callable[[_dt.dtype], str] = scalar_type_name) -> Tensor:
+    """``out=`` for ops whose ``out`` must have the result's dtype, not merely take it.
+
+    ``message`` is torch's error, formatted with ``out`` and ``expected``, the two dtypes as
+    ``names`` spells them, and prefixed with ``op`` unless it names the op already.
+    """
+    if isinstance(out, Tensor) and out.dtype is not result.dtype:
+        text = message.format(out=names(out.dtype), expected=names(result.dtype))
+        raise RuntimeError(text if text.startswith(op) else f"{op}: {text}")
+    return write_out(op, out, result)
+
+
+def not_implemented(kernel: str, dt: _dt.dtype) -> NotImplementedError:
+    """torch's error for a dtype its ``kernel`` is not built for."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")

@@ -35,8 +35,9 @@ from .. import meta
 from .. import return_types as rt
 from ..device import xp_of
 from ..dispatch import Op, register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
-from .operands import _pretty, record, write_out
+from .operands import record, write_out
 
 _F32, _F64 = _dt.float32, _dt.float64
 _NP_F32 = np.dtype(np.float32)
@@ -168,7 +169,8 @@ def _target(x: Any, dtype: _dt.dtype | None, integers_widen: bool) -> tuple[Any,
 def _check_not_complex(kernel: str, input: Tensor) -> None:
     """Where torch has no complex kernel it raises NotImplementedError naming the kernel."""
     if input.dtype.category == 3:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_pretty(input.dtype)}\'')
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 # ----------------------------------------------------------------------------- sums
@@ -262,10 +264,11 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
         dtype = _dt.to_dtype(dtype)
         if dtype.category < 2:
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
-                               f"either a floating point or complex dtype. Got: {_pretty(dtype)}")
+                               "either a floating point or complex dtype. Got: "
+                               f"{scalar_type_name(dtype)}")
     elif input.dtype.category < 2:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {_pretty(input.dtype)}")
+                           f"floating point or complex dtype. Got: {scalar_type_name(input.dtype)}")
     elif dim is None and out is None and (input.dtype is _F32 or input.dtype is _F64):
         data = input._data
         if data.size:  # the common case, kept flat
@@ -283,7 +286,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     """torch.nanmean: the mean of the non-NaN elements."""
     if input.dtype.category < 2:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_pretty(input.dtype)}")
+                           f"but got {scalar_type_name(input.dtype)}")
     if input.dtype.category == 3:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     return _sum_like(NANMEAN, "nanmean", input, dim, keepdim, dtype, out)

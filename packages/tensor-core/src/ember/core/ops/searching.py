@@ -18,9 +18,10 @@ from .. import dtypes as _dt
 from .. import meta
 from ..device import array_module, xp_of
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..meta import Spec
 from ..tensor import Tensor, make, wrap_dim
-from .operands import _pretty, as_array, common_device, scalar_result, write_out
+from .operands import as_array, common_device, scalar_result, write_out
 from .sorting import _I64, _check_input, _keys
 
 __all__: list[str] = []
@@ -238,7 +239,8 @@ def _search_operands(op: str, boundaries: Tensor, values: Any) -> tuple[Any, Any
         dev, dt = boundaries.device, scalar_result(boundaries.dtype, values)
         v = array_module(dev).asarray(values, dt.np)
     if dt.category in (0, 3):
-        raise NotImplementedError(f'{op}(): "searchsorted" not implemented for {_pretty(dt)}')
+        raise NotImplementedError(
+            f'{op}(): "searchsorted" not implemented for {scalar_type_name(dt)}')
     return as_array(boundaries, dt, dev), v, dev
 
 
@@ -282,7 +284,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
 def _check_sorter(op: str, sorter: Tensor, boundaries: Tensor) -> Any:
     if sorter.dtype is not _I64:
         raise RuntimeError(f"{op}: sorter must be a tensor of long dtype but got dtype "
-                           f"{_pretty(sorter.dtype)}")
+                           f"{scalar_type_name(sorter.dtype)}")
     if sorter._data.shape != boundaries._data.shape:
         raise RuntimeError(f"{op}: boundary and sorter must have the same size, but got boundary "
                            f"tensor {list(boundaries._data.shape)} and got sorter tensor "
@@ -313,7 +315,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     (or the sum of its ``weights``), with at least ``minlength`` bins."""
     _check_input("bincount", input, "bool+complex", NotImplementedError)
     if input.dtype.category != 1:
-        raise NotImplementedError(f"bincount(): not implemented for '{_pretty(input.dtype)}'")
+        raise NotImplementedError(
+            f"bincount(): not implemented for '{scalar_type_name(input.dtype)}'")
     if isinstance(minlength, bool) or not hasattr(minlength, "__index__"):
         raise TypeError(f"bincount(): argument 'minlength' must be int, not "
                         f"{type(minlength).__name__}")
@@ -340,7 +343,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     (the data's range when both are equal); elements outside are ignored."""
     _check_input("histc", input, "bool+complex", NotImplementedError)
     if input.dtype.category != 2:
-        raise NotImplementedError(f"histc(): not implemented for '{_pretty(input.dtype)}'")
+        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins}")
     res = make(_histc(input._data, bins, min, max), input.dtype, input.device)
@@ -360,7 +363,8 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
                         f"{type(elements).__name__} and {type(test_elements).__name__}")
     for t in (elements, test_elements):
         if isinstance(t, Tensor) and t.dtype.category in (0, 3):
-            raise RuntimeError(f"Unsupported input type encountered for isin(): {_pretty(t.dtype)}")
+            raise RuntimeError("Unsupported input type encountered for isin(): "
+                               f"{scalar_type_name(t.dtype)}")
     a, b, dev = _search_operands("isin", e_t, t_t)
     if e_t is not elements:
         a, b = b, a

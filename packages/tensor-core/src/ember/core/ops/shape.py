@@ -26,10 +26,11 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import grad_mode, hooks, register
+from ..dtypes import scalar_type_name
 from ..tensor import Size, Tensor, bump_version, make, make_view, wrap_dim
 from .conversion import clone, contiguous
 from .geometry import infer_size, int_tuple, plain_sizes, restride, view_strides
-from .operands import _pretty, broadcast_shape, record
+from .operands import broadcast_shape, record
 
 
 def _reshape_forward(x: Any, size: tuple[int, ...], shape: tuple[int, ...]) -> Any:
@@ -94,7 +95,8 @@ def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
     old, new = self.dtype.itemsize, dt.itemsize
     data = self._data
     if old != new:
-        what = f"to view {_pretty(self.dtype)} as {_pretty(dt)} (different element sizes)"
+        what = (f"to view {scalar_type_name(self.dtype)} as {scalar_type_name(dt)} (different "
+                "element sizes)")
         if data.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         if self.stride(-1) != 1:

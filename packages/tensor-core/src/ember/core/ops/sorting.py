@@ -19,9 +19,10 @@ from .. import meta
 from .. import return_types as rt
 from ..device import xp_of
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..meta import Spec
 from ..tensor import Tensor, make, wrap_dim
-from .operands import _pretty, record, write_out
+from .operands import record, write_out
 
 __all__: list[str] = []
 
@@ -221,7 +222,7 @@ def _check_input(op: str, input: Any, refuse: str = "complex", error: type = Run
         raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
     cat = input.dtype.category
     if cat == 3 or (cat == 0 and refuse == "bool+complex"):
-        raise error(f"{op}(): not implemented for '{_pretty(input.dtype)}' tensors")
+        raise error(f"{op}(): not implemented for '{scalar_type_name(input.dtype)}' tensors")
 
 
 def _nonempty_dim(op: str, input: Tensor, dim: int) -> int:

@@ -18,9 +18,10 @@ from typing import Any
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make_view, wrap_dim
 from .geometry import int_tuple
-from .operands import _pretty, record
+from .operands import record
 from .strided import narrow
 
 
@@ -109,7 +110,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple
     if isinstance(spec, Tensor):
         if spec.dtype is not _dt.int64:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of "
-                               f"long, but got {_pretty(spec.dtype)}")
+                               f"long, but got {scalar_type_name(spec.dtype)}")
         if spec._data.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
                                "zero-dimensional or one-dimensional tensor, but got a tensor with "
