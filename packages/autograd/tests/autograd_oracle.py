@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -20,8 +21,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tensor-core" / "te
 
 from torch_oracle import check, pair  # noqa: E402
 
-import ember.autograd  # noqa: E402,F401  (installs autograd)
+import ember.autograd as ag  # noqa: E402  (importing it installs autograd)
 import ember.core as E  # noqa: E402
+import ember.func  # noqa: E402
+
+# The torch-like top level that whole programs are written against, assembled from the two
+# packages these tests have: the meta package ``ember`` is not installed in this package's
+# own test session.
+TOP = SimpleNamespace(
+    **{name: getattr(E, name) for name in E.__all__}, autograd=ag, func=ember.func,
+    no_grad=ag.no_grad, enable_grad=ag.enable_grad, inference_mode=ag.inference_mode,
+    is_grad_enabled=ag.is_grad_enabled, is_inference_mode_enabled=ag.is_inference_mode_enabled)
 
 __all__ = ["E", "check", "pair", "inputs", "first", "compare_grads", "ops_in_graph",
            "data_options"]

@@ -13,9 +13,9 @@ import pytest
 import torch
 import torch.autograd.forward_ad as tfw
 import torch.func as tf
+from autograd_oracle import TOP as ember
 from autograd_oracle import check, pair
 
-import ember
 import ember.autograd.forward_ad as efw
 import ember.func as ef
 from ember.func.pytree import tree_flatten
