@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .. import dtypes as _dt
-from ..device import device, xp_of
+from ..device import CPU, device, xp_of
 from ..dispatch import register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
@@ -94,6 +94,10 @@ CAT = register("cat", _cat_forward, None, "library")
 STACK = register("stack", _stack_forward, None, "library")
 
 
+# numpy's C concatenate without its __array_function__ dispatch layer (0.15 us of a 1.3 us cat)
+_np_concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
+
+
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
         out: Tensor | None = None) -> Tensor:
     """torch.cat: join tensors along an existing dim, promoting their dtypes. 1-D empty
@@ -107,14 +111,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
         rg = False
         if first.__class__ is Tensor:
             dt, dev = first.dtype, first.device
+            arrays = []
             for x in tensors:
                 if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
                     break
                 rg = rg or x._requires_grad
+                arrays.append(x._data)
             else:
-                arrays = [x._data for x in tensors]
                 try:
-                    r = np.concatenate(arrays, dim)
+                    r = (_np_concatenate if dev is CPU else dev.xp.concatenate)(arrays, dim)
                 except (ValueError, TypeError, np.exceptions.AxisError):
                     return _cat_general(tensors, dim, out)  # reports torch's error
                 res = make(r if r.flags.c_contiguous else r.copy(), dt, dev)
