@@ -1,0 +1,146 @@
+"""The tensor-level names of shared/TORCH-API-TARGETS.md, each used the way public programs
+(nanoGPT, minGPT, micrograd, pytorch/examples) use it, run with Ember and with torch."""
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def both(program):
+    """Run ``program(lib)`` with ember and torch; compare every returned value."""
+    got, want = program(ember), program(torch)
+    for g, w in zip(got, want, strict=True):
+        if isinstance(w, torch.Tensor):
+            assert str(g.dtype) == str(w.dtype), (g.dtype, w.dtype)
+            assert tuple(g.shape) == tuple(w.shape)
+            np.testing.assert_allclose(np.asarray(g.detach().float()), w.detach().float().numpy(),
+                                       rtol=1e-5, atol=1e-6)
+        else:
+            assert g == w, (g, w)
+
+
+def _data(lib, *shape, seed=0):
+    return lib.tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def test_constructors_and_top_level_math():
+    def program(lib):
+        x = _data(lib, 2, 3)
+        return (lib.Tensor([1, 2]), lib.LongTensor([3, 4]), lib.tensor([1, 2], dtype=lib.float),
+                lib.from_numpy(np.arange(3)), lib.arange(0, 10, 3, dtype=lib.long),
+                lib.zeros(2, 2), lib.ones(3), lib.tril(lib.ones(3, 3)),
+                lib.cat([x, x], dim=1), lib.stack([x, x]), lib.flatten(x, 1),
+                lib.exp(x), lib.log(x.abs()), lib.sin(x), lib.cos(x), lib.tanh(x),
+                lib.pow(x, 2), lib.sigmoid(x), lib.sum(x), lib.softmax(x, dim=-1),
+                lib.topk(x, 2).values, lib.topk(x, 2).indices)
+
+    both(program)
+
+
+def test_operators_and_reflected_forms():
+    def program(lib):
+        x, y = _data(lib, 3, 4), _data(lib, 4, 5, seed=1)
+        mask = x > 0
+        return (x + 1, 1 + x, x - 2, 2 - x, x * 3, 2 * x, x / 4, 10.0 / (x.abs() + 1), x ** 2,
+                -x, x @ y, x > 0.5, x == x, ~mask, mask & (x < 1), x.eq(x))
+
+    both(program)
+
+
+def test_gpt_style_indexing():
+    def program(lib):
+        att = _data(lib, 2, 3, 4, 4)
+        T = 3
+        bias = lib.tril(lib.ones(4, 4)).view(1, 1, 4, 4)
+        att = att[:, :, :T, :T].masked_fill(bias[:, :, :T, :T] == 0, float("-inf"))
+        logits = _data(lib, 2, 5, 7)
+        last = logits[:, -1, :]
+        kept = logits[:, [-1], :]
+        v, _ = lib.topk(last, 3)
+        last = last.clone()
+        last[last < v[:, [-1]]] = -float("inf")
+        pe = lib.zeros(5, 6)
+        pos = lib.arange(0, 5, dtype=lib.float).unsqueeze(1)
+        div = lib.exp(lib.arange(0, 6, 2).float() * (-np.log(10000.0) / 6))
+        pe[:, 0::2] = lib.sin(pos * div)
+        pe[:, 1::2] = lib.cos(pos * div)
+        return att, last, kept, pe, pe[None, ...]
+
+    both(program)
+
+
+def test_tensor_methods():
+    def program(lib):
+        x = _data(lib, 4, 6)
+        h = x.new_zeros(2, 3)
+        out = x.view(2, 12).view_as(x).reshape(6, 4).transpose(0, 1).t().contiguous()
+        parts = x.split(2, dim=1)
+        return (x.size(), x.size(1), x.dim(), x.numel(), x.nelement(), out, parts[0], parts[2],
+                x.narrow(1, 1, 2), x.unsqueeze(0), x.unsqueeze(0).squeeze(), x.flip(0),
+                x.argmax(1, keepdim=True), x.sum(0), x.mean(), x.pow(2), x.abs().sqrt(),
+                x.relu(), x.exp(), x.add(x), x.div(2), x.double(), x.float(), x.long(),
+                x.type(lib.float64), x.to("cpu", non_blocking=True), x.cpu(), h,
+                x[0, 0].item(), x[:2, :2].tolist(), x.shape, x.ndim)
+
+    both(program)
+
+
+def test_in_place_and_data_attribute():
+    def program(lib):
+        x = _data(lib, 3)
+        y = lib.zeros(3)
+        y.copy_(x)
+        y.add_(x, alpha=0.5)
+        z = lib.empty(2).fill_(7.0)
+        w = lib.ones(2)
+        w.zero_()
+        p = lib.ones(3, requires_grad=True)
+        with lib.no_grad():
+            p.data = p.data * 2
+        return y, z, w, p.detach(), p.requires_grad, p.is_leaf
+
+    both(program)
+
+
+def test_backward_and_grad_attributes():
+    def program(lib):
+        w = _data(lib, 3, 2)
+        w.requires_grad = True
+        x = _data(lib, 4, 3, seed=2)
+        loss = (x @ w).relu().sum()
+        loss.backward()
+        grad = w.grad.clone()
+        w.grad = None
+        return grad, w.grad is None, loss.detach(), loss.requires_grad
+
+    both(program)
+
+
+lib_params = pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+
+
+@lib_params
+def test_no_grad_as_decorator(lib):
+    @lib.no_grad()
+    def double(t):
+        return t * 2
+
+    assert not double(lib.ones(2, requires_grad=True)).requires_grad
+
+
+@lib_params
+def test_seeding_and_generators(lib):
+    lib.manual_seed(1337)
+    a = lib.randn(3)
+    lib.manual_seed(1337)
+    assert lib.equal(a, lib.randn(3))
+    g = lib.Generator().manual_seed(0)
+    perm = lib.randperm(10, generator=g)
+    assert sorted(perm.tolist()) == list(range(10))
+    idx = lib.multinomial(lib.tensor([0.0, 1.0, 0.0]), num_samples=2, replacement=True)
+    assert idx.tolist() == [1, 1]
+    r = lib.randint(0, 5, (4,), dtype=lib.long)
+    assert r.dtype == lib.int64 and r.shape == (4,)
+    assert lib.randn_like(a).shape == a.shape
