@@ -19,12 +19,11 @@ from .factory_args import (
     _like,
     _number,
     _sizes,
-    checked_fill,
     finish,
     parse_size,
     target,
 )
-from .ops.operands import broadcast_shape, record, write_out
+from .ops.operands import broadcast_shape, checked_scalar, record, write_out
 from .tensor import Tensor, make
 
 __all__ = [
@@ -142,8 +141,8 @@ def _values_array(values: list[Any], dt: _dt.dtype, kinds: Any = None) -> np.nda
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
     if dt.category == 1 and arr.size and (wide is np.float64 or dt is not _dt.int64):
-        checked_fill(arr.min().item(), dt)
-        checked_fill(arr.max().item(), dt)
+        checked_scalar(arr.min().item(), dt)
+        checked_scalar(arr.max().item(), dt)
     return arr if arr.dtype == dt.np else arr.astype(dt.np)
 
 
@@ -366,7 +365,7 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = 
     shape = parse_size((size,), "full")
     value = _number("full", "fill_value", fill_value)
     dt, d, xp = target(dtype, device, _scalar_type(value))
-    value = checked_fill(value, dt)
+    value = checked_scalar(value, dt)
     return finish(xp.full(shape, value, dt.np), dt, d, np, requires_grad, out, "full")
 
 
@@ -395,7 +394,7 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any 
               device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """torch.full_like: ``fill_value`` everywhere, in ``input``'s dtype unless given."""
     shape, dt, d, xp = _like("full_like", input, dtype, device)
-    value = checked_fill(_number("full_like", "fill_value", fill_value), dt)
+    value = checked_scalar(_number("full_like", "fill_value", fill_value), dt)
     return finish(xp.full(shape, value, dt.np), dt, d, np, requires_grad)
 
 
@@ -417,7 +416,7 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """torch.scalar_tensor: a 0-d tensor of the default float dtype (or ``dtype``)."""
     dt, d, xp = target(dtype, device)
-    value = checked_fill(_number("scalar_tensor", "s", s), dt)
+    value = checked_scalar(_number("scalar_tensor", "s", s), dt)
     return finish(np.asarray(value, dtype=dt.np), dt, d, xp, requires_grad)
 
 

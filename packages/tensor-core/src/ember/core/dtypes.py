@@ -89,10 +89,34 @@ _SCALAR_TYPE_NAMES = {
     complex64: "ComplexFloat", complex128: "ComplexDouble"}
 
 
+# The C++ element types, spelled two ways because torch's messages differ by where they are
+# made: c10's checked scalar conversion prints the type as its source writes it ("int64_t"),
+# kernels print their ``scalar_t`` as the compiler demangles it ("long int").
+_C_TYPE_NAMES = {
+    bool: "bool", uint8: "uint8_t", int8: "int8_t", int16: "int16_t", int32: "int",
+    int64: "int64_t", float16: "c10::Half", bfloat16: "c10::BFloat16", float32: "float",
+    float64: "double", complex64: "c10::complex<float>", complex128: "c10::complex<double>"}
+_DEMANGLED_TYPE_NAMES = {
+    **_C_TYPE_NAMES, uint8: "unsigned char", int8: "signed char", int16: "short int",
+    int64: "long int"}
+
+
 def scalar_type_name(dt: dtype) -> str:
     """torch's C++ name of ``dt`` ("Float" for float32, "Long" for int64, ...), as torch's
     error messages and legacy tensor types (``torch.FloatTensor``) spell it."""
     return _SCALAR_TYPE_NAMES[dt]
+
+
+def c_type_name(dt: dtype) -> str:
+    """The C++ type of ``dt`` as torch's scalar conversion errors spell it ("int64_t",
+    "c10::Half"): "value cannot be converted to type int64_t without overflow"."""
+    return _C_TYPE_NAMES[dt]
+
+
+def demangled_type_name(dt: dtype) -> str:
+    """The C++ type of ``dt`` as torch's kernels name their element type ("long int",
+    "unsigned char", "c10::Half"): random_'s bounds, lerp's and the BLAS ops' dtype errors."""
+    return _DEMANGLED_TYPE_NAMES[dt]
 
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
@@ -299,3 +323,11 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+# (lowest, highest) finite value of each real dtype, for torch's overflow checks
+LIMITS = {
+    d: ((0, 1) if d is bool else
+        (iinfo(d).min, iinfo(d).max) if d.category == _INT else
+        (-finfo(d).max, finfo(d).max))
+    for d in ALL_DTYPES if d.category < _COMPLEX}

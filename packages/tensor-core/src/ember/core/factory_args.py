@@ -1,12 +1,12 @@
-"""The arguments every tensor factory shares: sizes, ``dtype=``/``device=``, numbers and fill
-values, and ``finish``, which wraps the factory's host array into the result.
+"""The arguments every tensor factory shares: sizes, ``dtype=``/``device=``, numbers, and
+``finish``, which wraps the factory's host array into the result. Fill values are checked by
+``ops.operands.checked_scalar``.
 
 Used by ``creation``, ``ranges``, ``sampling`` and ``legacy``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -103,42 +103,3 @@ def _number(op: str, name: str, x: Any) -> Any:
     if isinstance(x, np.generic) and x.dtype.kind in "biufc":
         return x.item()
     raise TypeError(f"{op}(): argument '{name}' must be Number, not {type(x).__name__}")
-
-
-_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>", "bool": "bool"}
-
-
-# (lowest, highest) finite value of each real dtype, for the overflow checks below.
-LIMITS = {d: ((0, 1) if d is _dt.bool else
-              (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) if d.category == 1 else
-              (-float(_dt.finfo(d).max), float(_dt.finfo(d).max)))
-          for d in _dt.ALL_DTYPES if d.category < 3}
-
-
-def checked_fill(value: Any, dt: _dt.dtype) -> Any:
-    """A fill value converted like torch's ``Scalar.to<T>()``: errors when it overflows ``dt``."""
-    ok = True
-    if dt.category == 1:
-        low, high = LIMITS[dt]
-        if type(value) is complex:
-            ok = value.imag == 0
-            value = value.real
-        if isinstance(value, float):
-            ok = ok and math.isfinite(value) and low <= value <= high
-        elif low == 0:  # unsigned: negative ints wrap, as in two's complement
-            ok = ok and -high <= value <= high
-            value %= high + 1
-        else:
-            ok = ok and low <= value <= high
-    elif dt.category == 2:
-        if type(value) is complex:
-            ok, value = value.imag == 0, value.real
-        if ok and math.isfinite(value):
-            ok = abs(value) <= LIMITS[dt][1]
-    if not ok:
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dt.name]} without "
-                           "overflow")
-    return value

@@ -11,8 +11,9 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU
-from .dtypes import scalar_type_name
-from .factory_args import LIMITS, _is_index, _number, checked_fill, finish, target
+from .dtypes import LIMITS
+from .factory_args import _is_index, _number, finish, target
+from .ops.operands import checked_scalar, not_implemented
 from .tensor import Tensor, make
 
 __all__ = ["arange", "range", "linspace", "logspace"]
@@ -93,7 +94,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
     start, end, step, is_int = _range_args("arange", start, end, step)
     dt, d, xp = target(dtype, device, _dt.int64 if is_int else None)
     if dt.category == 0 or dt.category == 3:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{scalar_type_name(dt)}'")
+        raise not_implemented("arange_cpu", dt)
     if dt.category == 1:
         # integer dtypes accumulate in int64: the bounds are truncated first
         xstart, xend, xstep = int(start), int(end), int(step)
@@ -164,11 +165,12 @@ def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None, dty
     is_complex = type(start) is complex or type(end) is complex
     dt, d, xp = target(dtype, device, _dt.default_complex() if is_complex else None)
     if dt.category == 0:
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+        raise not_implemented("linspace_cpu", dt)
     if dt.category == 3:
         s, e = np.asarray(start, dt.np), np.asarray(end, dt.np)
     else:
-        s, e = np.asarray(checked_fill(start, dt), dt.np), np.asarray(checked_fill(end, dt), dt.np)
+        s = np.asarray(checked_scalar(start, dt), dt.np)
+        e = np.asarray(checked_scalar(end, dt), dt.np)
     if n == 1:
         values = s.reshape(1)
     elif dt.category == 3 or dt.itemsize < 4:
@@ -197,8 +199,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Tenso
         exps = linspace(start, end, n, dtype=dt)._data
         values = np.power(dt.np.type(base), exps)
     else:
-        s = np.float64(np.asarray(checked_fill(start, dt), dt.np))
-        e = np.float64(np.asarray(checked_fill(end, dt), dt.np))
+        s = np.float64(np.asarray(checked_scalar(start, dt), dt.np))
+        e = np.float64(np.asarray(checked_scalar(end, dt), dt.np))
         if n == 1:
             exps = np.array([np.float64(start)])
         else:

@@ -11,9 +11,15 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import array_module
-from .dtypes import scalar_type_name
-from .factory_args import LIMITS, _is_index, _like, _number, _sizes, finish, parse_size, target
-from .ops.operands import assign_inplace, broadcast_shape, record
+from .dtypes import LIMITS, demangled_type_name, scalar_type_name
+from .factory_args import _is_index, _like, _number, _sizes, finish, parse_size, target
+from .ops.operands import (
+    assign_inplace,
+    broadcast_shape,
+    not_implemented,
+    overflow_error,
+    record,
+)
 from .random import Generator, _stream
 from .sampling_primitives import (
     _UNIFORM_BITS,
@@ -40,16 +46,6 @@ __all__ = [
 ]
 
 
-_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
-            "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double", "bool": "bool",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def _not_implemented(kernel: str, dt: _dt.dtype) -> NotImplementedError:
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
-
-
 # ----------------------------------------------------------------------------- functions
 
 def _record(op: Any, inputs: tuple[Any, ...], out: Tensor) -> Tensor:
@@ -60,7 +56,7 @@ def _record(op: Any, inputs: tuple[Any, ...], out: Tensor) -> Tensor:
 
 def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True) -> None:
     if dt.category < 2 or (dt.category == 3 and not complex_ok):
-        raise _not_implemented(kernel, dt)
+        raise not_implemented(kernel, dt)
 
 
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
@@ -117,22 +113,22 @@ def _check_int_range(dt: _dt.dtype, low: int, high: int) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     if dt.category == 3:
-        raise _not_implemented("random_kernel_cpu", dt)
+        raise not_implemented("random_kernel_cpu", dt)
     if dt.category == 2:
         digits = 53 if dt is _dt.float64 else 24 if dt is _dt.float32 else \
             _UNIFORM_BITS[dt.name]
         for name, v in (("from", low), ("to - 1", high - 1)):
             if not -2**digits <= v <= 2**digits:
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
-                              f"precision limitations {_C_TYPES[dt.name]} can support discrete "
-                              "uniform distribution only within this range.", UserWarning,
-                              stacklevel=3)
+                              f"precision limitations {demangled_type_name(dt)} can support "
+                              "discrete uniform distribution only within this range.",
+                              UserWarning, stacklevel=3)
         return
     lo, hi = LIMITS[dt]
     if not lo <= low <= hi:
-        raise RuntimeError(f"from is out of bounds for {_C_TYPES[dt.name]}")
+        raise RuntimeError(f"from is out of bounds for {demangled_type_name(dt)}")
     if not lo <= high - 1 <= hi:
-        raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPES[dt.name]}")
+        raise RuntimeError(f"to - 1 is out of bounds for {demangled_type_name(dt)}")
 
 
 def randint(low: Any = 0, high: Any = None, size: Any = None, *,
@@ -179,7 +175,7 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     parse_size((n,), "randperm")
     dt, d, xp = target(dtype, device, _dt.int64)
     if dt.category == 1 and n - 1 > LIMITS[dt][1]:
-        raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
+        raise overflow_error(dt)
     return finish(_randperm(_stream(generator, d), n, dt), dt, d, xp, requires_grad, out,
                   "randperm")
 
@@ -311,9 +307,9 @@ def _fill(self: Tensor, host: np.ndarray, name: str) -> Tensor:
 
 def _need_real_float(what: str, name: str, dt: _dt.dtype) -> None:
     if dt.category != 2:
+        spelled = demangled_type_name(dt) if name == "cauchy_" else scalar_type_name(dt)
         raise RuntimeError(f"{what} distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{scalar_type_name(dt) if name != 'cauchy_' else _C_TYPES[dt.name]}")
+                           f"dtype must be a floating point but you specified {spelled}")
 
 
 def uniform_(self: Tensor, *bounds: Any, generator: Generator | None = None,
@@ -329,7 +325,7 @@ def uniform_(self: Tensor, *bounds: Any, generator: Generator | None = None,
     limit = LIMITS[dt.to_real()][1]
     for name, v in (("from", low), ("to", high)):
         if not -limit <= v <= limit:
-            raise RuntimeError(f"{name} is out of bounds for {_C_TYPES[dt.to_real().name]}")
+            raise RuntimeError(f"{name} is out of bounds for {demangled_type_name(dt.to_real())}")
     rng = _stream(generator, self.device)
     return _fill(self, _uniform(rng, self._data.shape, dt, low, high), "uniform_")
 
@@ -383,7 +379,7 @@ def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
     low = _int_arg("random_", "from", low)
     if high is None:
         if dt.category == 3:
-            raise _not_implemented("random_kernel_cpu", dt)
+            raise not_implemented("random_kernel_cpu", dt)
         if dt.category == 2:
             high = 2 ** (53 if dt is _dt.float64 else 24 if dt is _dt.float32
                          else _UNIFORM_BITS[dt.name]) + 1
@@ -409,7 +405,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     """Tensor.geometric_(p): fill with the number of trials up to the first success."""
     if self.dtype.category in (0, 3):
-        raise _not_implemented("geometric_cpu", self.dtype)
+        raise not_implemented("geometric_cpu", self.dtype)
     p = float(_number("geometric_", "p", p))
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")

@@ -17,7 +17,7 @@ from ..dispatch import grad_mode, hooks
 from ..tensor import Tensor, bump_version, make
 from . import special
 from .elementwise import Refusals, binary_op, wrap_int
-from .operands import LIMITS, scalar_result, write_out
+from .operands import LIMITS, overflow_error, scalar_result, write_out
 
 _BF16 = _dt.bfloat16
 
@@ -242,12 +242,11 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
             if exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             if exponent > LIMITS[dt][1]:
-                raise RuntimeError(f"value cannot be converted to type {dt.name}_t without "
-                                   "overflow")
-        elif exponent.__class__ is float and dt.category == 2 and not (
+                raise overflow_error(dt)
+        elif exponent.__class__ in (int, float) and dt.itemsize == 2 and dt.category == 2 and not (
                 LIMITS[dt][0] <= exponent <= LIMITS[dt][1]) and exponent - exponent == 0:
-            raise RuntimeError(f"value cannot be converted to type {_dt.scalar_type_name(dt)} "
-                               "without overflow")
+            # torch converts the exponent with a check only for the 16-bit floats
+            raise overflow_error(dt)
     return _pow(input, exponent) if out is None else _pow(input, exponent, out=out)
 
 

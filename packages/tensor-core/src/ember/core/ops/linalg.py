@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dispatch import register
-from ..dtypes import scalar_type_name
+from ..dtypes import demangled_type_name, scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
 from .inplace import inplace
 from .operands import (
@@ -29,17 +29,13 @@ from .operands import (
     check_operand,
     common_device,
     not_implemented,
+    overflow_error,
     record,
     upcast,
     write_out_exact,
 )
 
 _BOOL = _dt.bool
-# the C++ type names torch's BLAS-backed ops name dtypes by
-_CTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
-          "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
-          "complex128": "c10::complex<double>", "int64": "long int", "int32": "int",
-          "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 # torch's message when a BLAS-backed op gets an ``out`` of another dtype
 _OUT_DTYPE = "Expected out tensor to have dtype {expected}, but got {out} instead"
 _DOT_OUT = "result dtype {out} does not match input dtype {expected}"
@@ -73,12 +69,8 @@ def _matmul(x: Any, y: Any) -> Any:
 MATMUL = register("matmul", _matmul, None, "library")
 
 
-def _c(dt: _dt.dtype) -> str:
-    return _CTYPE[dt.name]
-
-
 def _out(name: str, out: Tensor | None, res: Tensor, message: str = _OUT_DTYPE,
-         names: Callable[[_dt.dtype], str] = _c) -> Tensor:
+         names: Callable[[_dt.dtype], str] = demangled_type_name) -> Tensor:
     """``out=`` of ops whose ``out`` must have the result's dtype (torch's ``message``)."""
     return res if out is None else write_out_exact(name, out, res, message, names)
 
@@ -117,8 +109,8 @@ def _matmul_check(x: tuple[int, ...], y: tuple[int, ...], a: _dt.dtype, b: _dt.d
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{scalar_type_name(a)} and {scalar_type_name(b)}")
         if ny <= 2:
-            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c(a)} != "
-                               f"{_c(b)}")
+            raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                               f"{demangled_type_name(a)} != {demangled_type_name(b)}")
         raise scalar_type_error(a, b)
     if nx == 1 and ny == 1:
         if x[0] != y[0]:
@@ -322,8 +314,9 @@ def _coefficient(op: str, value: Any, dt: _dt.dtype) -> Any:
         value = value.item()
     if isinstance(value, complex) and dt.category < 3:
         if value.imag != 0:
-            raise RuntimeError(f"{op}: value cannot be converted to type {_c(dt)} without "
-                               "overflow")
+            # torch converts the coefficient to the kernel's accumulation type: float for halves
+            acc = _dt.float32 if dt.np in LOW_PRECISION else dt
+            raise RuntimeError(f"{op}: {overflow_error(acc)}")
         value = value.real
     if dt.category == 1:
         bits = 8 * dt.itemsize

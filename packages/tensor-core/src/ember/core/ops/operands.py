@@ -15,22 +15,12 @@ import numpy as np
 from .. import dtypes as _dt
 from ..device import device
 from ..dispatch import Op, hooks
-from ..dtypes import scalar_type_name
+from ..dtypes import LIMITS, c_type_name, scalar_type_name
 from ..tensor import Tensor, bump_version, make
 
 _SCALARS = (int, float, bool, complex)
 _NUMBERS = (bool, int, float, complex, np.generic)
 scalar_result = _dt.scalar_result
-# (lowest, highest) finite value of each real dtype, for torch's overflow checks
-LIMITS = {d: ((0, 1) if d is _dt.bool else
-              (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max)) if d.category == 1 else
-              (-_dt.finfo(d).max, _dt.finfo(d).max))
-          for d in _dt.ALL_DTYPES if d.category < 3}
-# torch names dtypes by their C++ types in its scalar conversion errors
-_CTYPE = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
-          "int32": "int", "int64": "int64_t", "float16": "c10::Half",
-          "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-          "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 LOW_PRECISION = (_dt.float16.np, _dt.bfloat16.np)
 
 
@@ -117,41 +107,48 @@ def check_operand(op: str, name: str, value: Any, numbers: bool = True) -> None:
 
 
 def scalar_to(op: str, value: Any, dt: _dt.dtype) -> Any:
-    """A Python number as a 0-d array of ``dt``, with torch's overflow check.
-
-    Negative ints may wrap into unsigned types (torch allows ``uint8 - 1``; floats may not);
-    values outside the type's range are a RuntimeError, as are complex values for real types.
-    """
+    """A Python number as a 0-d array of ``dt``, converted as ``checked_scalar`` converts it;
+    its overflow error names ``op``."""
     if isinstance(value, np.generic):
         value = value.item()
-    if dt.category == 1:
-        lowest, highest = LIMITS[dt]
-        if isinstance(value, complex):
-            value = _real_or_raise(value, dt)
-        low = -highest if lowest == 0 and isinstance(value, int) else lowest
-        if not (math.isfinite(value) and low <= value <= highest):
-            raise RuntimeError(f"{op}: value cannot be converted to type {_CTYPE[dt.name]} "
-                               "without overflow")
-        v = math.trunc(value)
-        return np.asarray(v % (highest + 1) if v < 0 and lowest == 0 else v, dt.np)
-    if dt.category == 2:
-        if isinstance(value, complex):
-            value = _real_or_raise(value, dt)
-        if math.isfinite(value) and abs(value) > LIMITS[dt][1]:
-            raise RuntimeError(f"{op}: value cannot be converted to type {_CTYPE[dt.name]} "
-                               "without overflow")
-    return np.asarray(value, dt.np)
+    try:
+        return np.asarray(checked_scalar(value, dt), dt.np)
+    except RuntimeError as e:
+        raise RuntimeError(f"{op}: {e}") from None
 
 
-def _real_or_raise(value: complex, dt: _dt.dtype) -> float:
-    if value.imag != 0:
-        raise RuntimeError(f"value cannot be converted to type {_CTYPE[dt.name]} without overflow")
-    return value.real
+def checked_scalar(value: Any, dt: _dt.dtype) -> Any:
+    """A Python number converted for ``dt`` as torch's checked ``Scalar.to<T>()`` converts it.
+
+    A value outside the range of an integer or floating ``dt`` (NaN and inf included, for
+    integers), or a complex value with an imaginary part for a real ``dt``, is a RuntimeError.
+    For integer dtypes floats truncate, and negative ints wrap into unsigned types (torch
+    allows ``uint8 - 1``; floats may not).
+    """
+    category = dt.category
+    if category == 0 or category == 3:
+        return value
+    if value.__class__ is complex:
+        if value.imag != 0:
+            raise overflow_error(dt)
+        value = value.real
+    lowest, highest = LIMITS[dt]
+    if category == 2:
+        if math.isfinite(value) and abs(value) > highest:
+            raise overflow_error(dt)
+        return value
+    if value.__class__ is float:
+        if not (math.isfinite(value) and lowest <= value <= highest):
+            raise overflow_error(dt)
+        return math.trunc(value)
+    if not (-highest if lowest == 0 else lowest) <= value <= highest:
+        raise overflow_error(dt)
+    return value % (highest + 1) if value < 0 and lowest == 0 else value
 
 
-def c_type_name(dt: _dt.dtype) -> str:
-    """The C++ type torch names ``dt`` by in conversion errors ("int64_t", "c10::Half")."""
-    return _CTYPE[dt.name]
+def overflow_error(dt: _dt.dtype) -> RuntimeError:
+    """torch's error for a number that does not fit ``dt``."""
+    return RuntimeError(f"value cannot be converted to type {c_type_name(dt)} without overflow")
 
 
 def promote(op: str, operands: tuple[Any, ...], also: list[Tensor] | None = None

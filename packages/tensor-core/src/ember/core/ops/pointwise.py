@@ -15,14 +15,13 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import grad_mode, hooks, register
-from ..dtypes import scalar_type_name
+from ..dtypes import demangled_type_name, scalar_type_name
 from ..tensor import Tensor, bump_version
 from .elementwise import SAME_OUT
 from .inplace import inplace
 from .operands import (
     as_array,
     broadcast_error,
-    c_type_name,
     check_operand,
     common_device,
     not_implemented,
@@ -187,15 +186,15 @@ def lerp(input: Tensor, end: Tensor, weight: Any, *, out: Tensor | None = None) 
     check_operand("lerp", "weight", weight)
     dt = input.dtype
     if end.dtype is not dt:
-        raise RuntimeError(f"lerp: expected dtype {c_type_name(dt)} for `end` but got dtype "
-                           f"{c_type_name(end.dtype)}")
+        raise RuntimeError(f"lerp: expected dtype {demangled_type_name(dt)} for `end` but got "
+                           f"dtype {demangled_type_name(end.dtype)}")
     if dt.category < 2:
         raise not_implemented("lerp_kernel_scalar", dt)
     tensors = [input, end]
     if isinstance(weight, Tensor):
         if weight.dtype is not dt and weight._data.ndim:
-            raise RuntimeError(f"lerp: expected dtype {c_type_name(dt)} for `weight` but got "
-                               f"dtype {c_type_name(weight.dtype)}")
+            raise RuntimeError(f"lerp: expected dtype {demangled_type_name(dt)} for `weight` but "
+                               f"got dtype {demangled_type_name(weight.dtype)}")
         tensors.append(weight)
     dev = common_device("lerp", *tensors)
     w = as_array(weight, dt, dev) if isinstance(weight, Tensor) else on_device(

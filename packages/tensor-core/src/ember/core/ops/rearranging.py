@@ -26,12 +26,11 @@ from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
 from ..dispatch import register
-from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
 from .conversion import clone
 from .geometry import c_order, int_tuple, restride
 from .inplace import inplace
-from .operands import record, write_out
+from .operands import not_implemented, record, write_out
 from .shape import reshape
 from .strided import diagonal as diagonal_view
 from .strided import diagonal_array
@@ -146,8 +145,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
 
 def _check_counts(counts: Tensor) -> None:
     if counts.dtype is not _dt.int64 and counts.dtype is not _dt.int32:
-        raise NotImplementedError(
-            f"\"repeat_interleave_cpu\" not implemented for '{scalar_type_name(counts.dtype)}'")
+        raise not_implemented("repeat_interleave_cpu", counts.dtype)
 
 
 # ----------------------------------------------------------------------------- flips, rolls

@@ -37,7 +37,7 @@ from ..device import xp_of
 from ..dispatch import Op, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, make, wrap_dim
-from .operands import record, write_out
+from .operands import not_implemented, record, write_out
 
 _F32, _F64 = _dt.float32, _dt.float64
 _NP_F32 = np.dtype(np.float32)
@@ -169,8 +169,7 @@ def _target(x: Any, dtype: _dt.dtype | None, integers_widen: bool) -> tuple[Any,
 def _check_not_complex(kernel: str, input: Tensor) -> None:
     """Where torch has no complex kernel it raises NotImplementedError naming the kernel."""
     if input.dtype.category == 3:
-        raise NotImplementedError(
-            f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
+        raise not_implemented(kernel, input.dtype)
 
 
 # ----------------------------------------------------------------------------- sums

@@ -16,9 +16,9 @@ from .. import meta
 from .. import return_types as rt
 from ..device import xp_of
 from ..dispatch import Op, register
-from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .inplace import inplace
+from .operands import not_implemented
 from .reduction import (
     _HALF,
     _NP_F32,
@@ -144,8 +144,7 @@ def cummin(input: Tensor, dim: Any, *, out: Any = None) -> Any:
 def logcumsumexp(input: Tensor, dim: Any, *, out: Tensor | None = None) -> Tensor:
     """torch.logcumsumexp: ``log(cumsum(exp(input)))`` along ``dim``, without overflow."""
     if input.dtype.category < 2:
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{scalar_type_name(input.dtype)}'")
+        raise not_implemented("logcumsumexp_out_cpu", input.dtype)
     d = _one_dim("logcumsumexp", dim, input._data.ndim)
     r = LOGCUMSUMEXP.forward(input._data, d)
     return _finish(LOGCUMSUMEXP, "logcumsumexp", input, r, out, {"dim": d})

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from functools import partial
 from typing import Any, NoReturn
 
 import numpy as np
@@ -108,14 +109,16 @@ def _T(self: Tensor) -> Tensor:
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 
-def _mT(self: Tensor) -> Tensor:
+def _matrix_transpose(name: str, conjugate: bool, self: Tensor) -> Tensor:
+    """Tensor.mT (Tensor.mH with ``conjugate``): the last two dims swapped."""
     n = self._data.ndim
     if n == 0:
-        return _deprecated_0d(self, "mT")
+        return _deprecated_0d(self, name)
     if n < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
-                           f"{n}-D tensor.")
-    return _swap(self, n - 2, n - 1)
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           f"Got {n}-D tensor.")
+    swapped = _swap(self, n - 2, n - 1)
+    return _conj(swapped) if conjugate else swapped
 
 
 def _conj(x: Tensor) -> Tensor:
@@ -157,16 +160,6 @@ def adjoint(input: Tensor) -> Tensor:
     return _conj(_swap(input, n - 2, n - 1))
 
 
-def _mH(self: Tensor) -> Tensor:
-    n = self._data.ndim
-    if n == 0:
-        return _deprecated_0d(self, "mH")
-    if n < 2:
-        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got "
-                           f"{n}-D tensor.")
-    return _conj(_swap(self, n - 2, n - 1))
-
-
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     """torch.movedim: move dims ``source`` to positions ``destination``; a view."""
     n = input._data.ndim
@@ -199,7 +192,10 @@ FUNCTIONS: list[str] = [
 METHODS: dict[str, Any] = {
     "permute": permute, "transpose": transpose, "swapaxes": swapaxes, "swapdims": swapdims,
     "t": t, "adjoint": adjoint, "movedim": movedim, "moveaxis": movedim,
-    "T": property(_T), "mT": property(_mT), "H": property(_H), "mH": property(_mH),
+    "T": property(_T), "H": property(_H),
+    # partial, not a wrapper function: the 0-d deprecation warning points at the caller
+    "mT": property(partial(_matrix_transpose, "mT", False)),
+    "mH": property(partial(_matrix_transpose, "mH", True)),
     "t_": metadata_inplace(t, "t_"),
     "transpose_": metadata_inplace(transpose, "transpose_"),
     "swapaxes_": metadata_inplace(transpose, "swapaxes_"),
