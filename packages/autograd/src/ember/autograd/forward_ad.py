@@ -31,8 +31,8 @@ from ember.core.tensor import Tensor, make, make_view
 from .differentiate import grad as _grad
 from .formulas import Formula
 from .grad_mode import _DecoratorContextManager
-from .graph import Freed, Node, TensorMeta
-from .recording import _next_seq, edges, node_class
+from .graph import Node, TensorMeta
+from .recording import synthetic_node
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -66,17 +66,7 @@ def anchor(t: Tensor, name: str = "AliasBackward0", view: bool = False) -> Tenso
     else:
         out = make(t._data, t.dtype, t.device)
         out._vc = t._ensure_vc()
-    node = object.__new__(node_class(name))
-    node.op = None
-    node.params = None
-    node.inputs = (Freed(t),)
-    node.formula = _IDENTITY
-    node.seq = _next_seq()
-    node.n_out = 1
-    node.extra = None
-    node.out = None
-    node.next, _ = edges((t,))
-    node.versions = (None,)
+    node = synthetic_node(name, _IDENTITY, (t,))
     out._requires_grad = True
     out.grad_fn = node
     return out

@@ -237,21 +237,32 @@ def _rebase(self: Tensor, result: Tensor, opname: str) -> None:
             node._extra().retains[nr] = ref
 
 
-def _copy_result(self: Tensor, result: Tensor) -> Tensor:
-    """``self.copy_(src)``: the new value is src's, and self's old history gets zeros."""
-    from .formulas import COPY
+def synthetic_node(name: str, formula: Any, inputs: tuple[Tensor, ...], params: Any = None
+                   ) -> Node:
+    """A node no registered op made (copy_, overwrites, CopySlices, dual anchors).
 
-    node = _new(node_class("CopyBackwards"))
+    ``formula`` maps the output gradient to ``inputs``; the first input's value is not
+    kept (it is being overwritten, or only its history matters).
+    """
+    node = _new(node_class(name))
     node.op = None
-    node.params = None
-    node.inputs = (Freed(self), result)
-    node.formula = COPY
+    node.params = params
+    node.inputs = (Freed(inputs[0]), *inputs[1:])
+    node.formula = formula
     node.seq = _next_seq()
     node.n_out = 1
     node.extra = None
     node.out = None
-    node.next, _ = edges((self, result))
-    node.versions = (None, None)
+    node.next, _ = edges(inputs)
+    node.versions = (None,) * len(inputs)
+    return node
+
+
+def _copy_result(self: Tensor, result: Tensor) -> Tensor:
+    """``self.copy_(src)``: the new value is src's, and self's old history gets zeros."""
+    from .formulas import COPY
+
+    node = synthetic_node("CopyBackwards", COPY, (self, result))
     alias = make(result._data, result.dtype, result.device)
     alias._requires_grad = True
     alias.grad_fn = node
@@ -265,18 +276,7 @@ def _camel(opname: str) -> str:
 def _overwrite_node(self: Tensor, opname: str) -> Node:
     from .formulas import OVERWRITE
 
-    node = _new(node_class(f"{_camel(opname)}Backward0"))
-    node.op = None
-    node.params = None
-    node.inputs = (Freed(self),)
-    node.formula = OVERWRITE
-    node.seq = _next_seq()
-    node.n_out = 1
-    node.extra = None
-    node.out = None
-    node.next, _ = edges((self,))
-    node.versions = (None,)
-    return node
+    return synthetic_node(f"{_camel(opname)}Backward0", OVERWRITE, (self,))
 
 
 def _copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
@@ -284,17 +284,7 @@ def _copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
     from .formulas import COPY_SLICES
     from .views import region_index
 
-    node = _new(node_class("CopySlices"))
-    node.op = None
-    node.params = region_index(base, view)
-    node.inputs = (Freed(base), result)
-    node.formula = COPY_SLICES
-    node.seq = _next_seq()
-    node.n_out = 1
-    node.extra = None
-    node.out = None
-    node.next, _ = edges((base, result))
-    node.versions = (None, None)
+    node = synthetic_node("CopySlices", COPY_SLICES, (base, result), region_index(base, view))
     base.grad_fn = node
     base._requires_grad = True
     set_output_nr(base, 0)
