@@ -102,15 +102,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
         out: Tensor | None = None) -> Tensor:
     """torch.cat: join tensors along an existing dim, promoting their dtypes. 1-D empty
     tensors are skipped whatever the others' shapes (torch's legacy rule)."""
-    if axis is not None:
-        dim = axis
     cls = tensors.__class__
-    if (cls is list or cls is tuple) and tensors:
-        # Fast path: one dtype, one device (anything else takes the checked general path).
+    if (cls is list or cls is tuple) and tensors and axis is None:
+        # Fast path: Tensors of one dtype on one device; anything else (Parameters, mixed
+        # dtypes or devices, errors) takes the checked general path.
         first = tensors[0]
-        rg = False
         if first.__class__ is Tensor:
-            dt, dev = first.dtype, first.device
+            dt = first.dtype
+            dev = first.device
+            rg = False
             arrays = []
             for x in tensors:
                 if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
@@ -127,7 +127,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
                     record(CAT, tuple(tensors), {"dim": dim % r.ndim,
                                                  "sizes": [a.shape[dim] for a in arrays]}, res)
                 return res if out is None else _with_out("cat", res, out)
-    return _cat_general(tensors, dim, out)
+    return _cat_general(tensors, dim if axis is None else axis, out)
 
 
 def _cat_general(tensors: Any, dim: int, out: Tensor | None) -> Tensor:
