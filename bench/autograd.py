@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from overhead import median_us  # noqa: E402
+from overhead import compare_us  # noqa: E402
 
 
 def tiny_chain(lib: object) -> Callable[[], object]:
@@ -65,8 +65,7 @@ def main() -> None:
     print(f"{'autograd case':<28}{'ember us':>10}{'torch us':>10}{'ratio':>8}")
     ratios = []
     for name, (build, number) in cases.items():
-        e = median_us(build(ember), number, 7)
-        t = median_us(build(torch), number, 7)
+        e, t = compare_us(build(ember), build(torch), number, 11)
         ratios.append(e / t)
         print(f"{name:<28}{e:>10.1f}{t:>10.1f}{e / t:>8.2f}")
     print(f"{'geometric mean':<48}{statistics.geometric_mean(ratios):>8.2f}")

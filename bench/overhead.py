@@ -18,17 +18,21 @@ from collections.abc import Callable
 import numpy as np
 
 
-def median_us(fn: Callable[[], object], number: int, repeat: int) -> float:
-    """Median over ``repeat`` runs of the mean time of ``number`` calls, in microseconds."""
-    for _ in range(number // 10 + 1):  # warm caches and lazy paths
+def _run_us(fn: Callable[[], object], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
         fn()
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        runs.append((time.perf_counter() - start) / number * 1e6)
-    return statistics.median(runs)
+    return (time.perf_counter() - start) / number * 1e6
+
+
+def compare_us(ours: Callable[[], object], theirs: Callable[[], object], number: int,
+               repeat: int) -> tuple[float, float]:
+    """Median microseconds per call of each, measured in alternating rounds so that drift
+    in the machine's speed falls on both alike."""
+    for fn in (ours, theirs):  # warm caches and lazy paths
+        _run_us(fn, number // 10 + 1)
+    rounds = [(_run_us(ours, number), _run_us(theirs, number)) for _ in range(repeat)]
+    return statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds)
 
 
 def cases(lib: object) -> dict[str, Callable[[], object]]:
@@ -77,8 +81,7 @@ def main() -> None:
     print(f"{'op (4x4 float32)':<18}{'ember us':>10}{'torch us':>10}{'ratio':>8}")
     ratios = []
     for name in ours:
-        e = median_us(ours[name], number, repeat)
-        t = median_us(theirs[name], number, repeat)
+        e, t = compare_us(ours[name], theirs[name], number, repeat)
         ratios.append(e / t)
         print(f"{name:<18}{e:>10.2f}{t:>10.2f}{e / t:>8.2f}")
     print(f"{'geometric mean':<38}{statistics.geometric_mean(ratios):>8.2f}")
