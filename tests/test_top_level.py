@@ -1,5 +1,8 @@
 """The torch-like top level: names programs use from ``torch`` itself."""
 
+import subprocess
+import sys
+
 import torch
 
 import ember
@@ -39,3 +42,14 @@ def test_top_level_names_of_widely_read_programs():
                  "Generator", "no_grad", "Tensor", "LongTensor"]:
         assert hasattr(ember, name), name
         assert hasattr(torch, name), name
+
+
+def test_numpy_floating_point_warnings_are_silenced_for_ember_ops_only():
+    # torch makes inf and nan silently; a user's own NumPy calls keep warning
+    code = ("import numpy as np, ember\n"
+            "ember.log(ember.zeros(2)); ember.exp(ember.tensor([1e4])); ember.zeros(1) / 0\n"
+            "np.log(np.zeros(1))\n")
+    result = subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True,
+                            text=True, check=True)
+    warnings = [line for line in result.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(warnings) == 1 and "<string>:3" in warnings[0], result.stderr

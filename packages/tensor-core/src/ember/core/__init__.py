@@ -7,6 +7,7 @@ gathers them, so adding an op never means editing two places.
 from __future__ import annotations
 
 import builtins
+import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,14 @@ def _install(modules: tuple[ModuleType, ...]) -> list[str]:
 
 
 _op_names = _install(OP_MODULES)
+
+# torch computes inf and nan silently; NumPy warns when its ufuncs produce them. Silence those
+# warnings for calls made by Ember's own code only (the filter matches the module issuing
+# them): users' NumPy keeps its settings, and the hot path pays nothing (an errstate block
+# would cost a microsecond per op).
+warnings.filterwarnings(
+    "ignore", message=r"(overflow|divide by zero|invalid value|underflow) encountered",
+    category=RuntimeWarning, module=r"ember\.")
 
 
 def is_tensor(obj: Any) -> builtins.bool:
