@@ -53,11 +53,6 @@ def sum_(n: Any, g: Tensor) -> Grads:
     return (restore(g, input_shape(n), p["dim"], p["keepdim"]),)
 
 
-def sum_name(n: Any) -> str:
-    return "SumBackward0" if n.params["dim"] is None and n.inputs[0]._data.ndim else \
-        "SumBackward1"
-
-
 def nansum(n: Any, g: Tensor) -> Grads:
     p = n.params
     x = n.saved(0)
