@@ -104,17 +104,7 @@ def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
         return
     if out.dtype.category < 2:
         return
-    node = _new(f.node_class)
-    node.op = op
-    node.params = params
-    node.inputs = inputs
-    node.formula = f
-    node.seq = _next_seq()
-    node.n_out = 1
-    node.extra = None
-    node.next, node.versions = edges(inputs)
-    if f.variants:
-        node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
+    node = _op_node(op, f, inputs, params, 1)
     out._requires_grad = True
     out.grad_fn = node
     if f.saves_result:
@@ -126,22 +116,28 @@ def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
         _record_extras(node, f, (out,))
 
 
-def _record_multi(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any,
-                  outs: tuple[Any, ...]) -> None:
-    diff = [o is not None and o.dtype.category >= 2 for o in outs]
-    if not any(diff):
-        return
+def _op_node(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any, n_out: int) -> Node:
+    """The node of one run of a registered op, linked to its inputs' nodes."""
     node = _new(f.node_class)
     node.op = op
     node.params = params
     node.inputs = inputs
     node.formula = f
     node.seq = _next_seq()
-    node.n_out = len(outs)
+    node.n_out = n_out
     node.extra = None
     node.next, node.versions = edges(inputs)
     if f.variants:
         node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
+    return node
+
+
+def _record_multi(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any,
+                  outs: tuple[Any, ...]) -> None:
+    diff = [o is not None and o.dtype.category >= 2 for o in outs]
+    if not any(diff):
+        return
+    node = _op_node(op, f, inputs, params, len(outs))
     for i, o in enumerate(outs):
         if diff[i]:
             o._requires_grad = True
@@ -150,7 +146,7 @@ def _record_multi(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any,
                 set_output_nr(o, i)
     if f.saves_result:
         node.out = tuple(_alias(o) if d else o for o, d in zip(outs, diff))
-        node.out_version = tuple(o._vc[0] if d else None for o, d in zip(node.out, diff))
+        node.out_version = tuple(o._version if d else None for o, d in zip(node.out, diff))
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
