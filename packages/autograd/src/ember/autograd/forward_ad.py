@@ -301,6 +301,26 @@ def _active(level: int | None, what: str) -> _Level:
     return _level
 
 
+def check_primal(primal: Tensor) -> None:
+    """torch's error for a primal that cannot carry a tangent."""
+    if primal.dtype.category < 2:
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{primal.dtype}")
+
+
+def check_tangent(primal: Tensor, tangent: Tensor) -> None:
+    """torch's errors for a (primal, tangent) pair of the wrong dtypes or sizes."""
+    check_primal(primal)
+    if tangent.dtype.category < 2:
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tangent._data.shape != primal._data.shape:
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that "
+                           "of the original Tensor, this is not supported. Tensor is of size "
+                           f"{list(primal._data.shape)} while the given forward gradient is of "
+                           f"size {list(tangent._data.shape)}.")
+
+
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
     """A view of ``tensor`` carrying ``tangent`` as its forward gradient (inside a dual level).
 
@@ -310,17 +330,7 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         bad = tangent if isinstance(tensor, Tensor) else tensor
         raise TypeError(f"make_dual(): expected Tensors, got {type(bad).__name__}")
-    if tensor.dtype.category < 2:
-        raise ValueError(f"Expected primal to be floating point or complex, but got: "
-                         f"{tensor.dtype}")
-    if tangent.dtype.category < 2:
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                         f"{tangent.dtype}")
-    if tangent._data.shape != tensor._data.shape:
-        raise RuntimeError("Trying to set a forward gradient that has a different size than that "
-                           "of the original Tensor, this is not supported. Tensor is of size "
-                           f"{list(tensor._data.shape)} while the given forward gradient is of "
-                           f"size {list(tangent._data.shape)}.")
+    check_tangent(tensor, tangent)
     if tangent.device is not tensor.device:
         raise RuntimeError(f"make_dual: the tangent is on {tangent.device} but the primal is on "
                            f"{tensor.device}; expected the same device.")

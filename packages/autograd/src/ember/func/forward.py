@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ember.core as E
-from ember.autograd.forward_ad import Linearized
+from ember.autograd.forward_ad import Linearized, check_primal, check_tangent
 from ember.core.tensor import Tensor
 
 from .pytree import tree_flatten, tree_unflatten
@@ -19,11 +19,6 @@ from .reverse import jacrev
 from .tracing import Transform, normalize_argnums, only_tensors, regroup, split_aux, watch_args
 
 __all__ = ["jvp", "jacfwd", "hessian"]
-
-
-def _float_primal(x: Tensor) -> None:
-    if x.dtype.category < 2:
-        raise ValueError(f"Expected primal to be floating point or complex, but got: {x.dtype}")
 
 
 def _zeros(like: Tensor) -> Tensor:
@@ -58,17 +53,9 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
                 raise RuntimeError(f"{api}: Expected {name} to only contain Tensors, got "
                                    f"{type(x)}")
     for p, t in zip(flat_p, flat_t):
-        _float_primal(p)
-        if t.dtype.category < 2:
-            raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                             f"{t.dtype}")
-        if t._data.shape != p._data.shape:
-            raise RuntimeError("Trying to set a forward gradient that has a different size than "
-                               "that of the original Tensor, this is not supported. Tensor is of "
-                               f"size {list(p._data.shape)} while the given forward gradient is "
-                               f"of size {list(t._data.shape)}.")
+        check_tangent(p, t)
     with Transform() as tr:
-        call_args, anchors, _ = watch_args(primals, tuple(range(len(primals))), _float_primal)
+        call_args, anchors, _ = watch_args(primals, tuple(range(len(primals))), check_primal)
         output, aux = split_aux(func(*call_args), has_aux, api)
         outputs, out_spec = only_tensors(output, api)
         pushed = Linearized(outputs, anchors).push(flat_t, create_graph=True)
@@ -94,7 +81,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
         api = "jvp(f, primals, tangents)"
         positions, many = normalize_argnums(argnums, len(args))
         with Transform() as tr:
-            call_args, anchors, specs = watch_args(args, positions, _float_primal)
+            call_args, anchors, specs = watch_args(args, positions, check_primal)
             output, aux = split_aux(func(*call_args, **kwargs), has_aux, api)
             outputs, out_spec = only_tensors(output, api)
             columns = _jacobian_columns(outputs, anchors)
