@@ -4,8 +4,8 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-# Importing autograd installs it into tensor-core's dispatch.
-from ember import accelerator, backends, cuda, func  # noqa: E402,F401
+# Importing autograd installs its steps into tensor-core's dispatcher.
+from ember import accelerator, backends, cuda, func, library, overrides, profiler  # noqa: E402,F401
 from ember.autograd import (  # noqa: E402,F401
     enable_grad,
     inference_mode,
@@ -16,5 +16,6 @@ from ember.autograd import (  # noqa: E402,F401
 )
 from ember.core import *  # noqa: E402,F403
 from ember.core import Tensor, cuda_available, return_types  # noqa: E402,F401
+from ember.library import ops  # noqa: E402,F401
 
 __version__ = "0.1.0"

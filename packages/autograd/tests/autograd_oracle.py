@@ -106,3 +106,30 @@ def ops_in_graph(out: E.Tensor) -> set[str]:
             names.add(op.name)
         stack.extend(fn for fn, _ in node.next_functions)
     return names
+
+
+def saved_bytes(m: Any, fn: Callable[..., Any], *args: Any) -> int:
+    """The bytes ``fn(*args)`` saves for backward in framework ``m`` (``TOP`` or torch), as
+    its saved_tensors_hooks see them."""
+    total = [0]
+
+    def pack(t: Any) -> Any:
+        total[0] += t.numel() * t.element_size()
+        return t
+
+    with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(*args)
+    return total[0]
+
+
+def check_saved(fn: Callable[..., Any], shapes: list[tuple[int, ...]], *,
+                needs: tuple[bool, ...] | None = None, **options: Any) -> None:
+    """``fn(m, *inputs)`` saves no more bytes for backward in Ember than in torch, for the
+    given inputs (``needs``: which of them require grad; default all)."""
+    counts = []
+    for m in (TOP, torch):
+        xs = inputs(shapes, **options)[0 if m is TOP else 1]
+        for x, rg in zip(xs, needs or (True,) * len(xs)):
+            x.requires_grad_(rg)
+        counts.append(saved_bytes(m, fn, m, *xs))
+    assert counts[0] <= counts[1], f"Ember saves {counts[0]} bytes, torch {counts[1]}"

@@ -10,7 +10,10 @@ from test_autograd_formulas_structural import CASES as STRUCTURAL
 from ember.autograd.formulas import FORMULAS
 from ember.core.dispatch import REGISTRY
 
-DIFFERENTIABLE = sorted(name for name, op in REGISTRY.items() if op.differentiable)
+# in-place primitives are recorded by the out-of-place op they compute (``mul_`` as mul);
+# users' custom ops ("namespace::name") carry their own formulas
+DIFFERENTIABLE = sorted(name for name, op in REGISTRY.items()
+                        if op.differentiable and not op.mutates and "::" not in name)
 
 
 def test_every_differentiable_op_has_a_formula() -> None:
@@ -18,7 +21,7 @@ def test_every_differentiable_op_has_a_formula() -> None:
 
 
 def test_every_formula_is_for_a_registered_differentiable_op() -> None:
-    assert [name for name in FORMULAS if name not in DIFFERENTIABLE] == []
+    assert [name for name in FORMULAS if name not in DIFFERENTIABLE and "::" not in name] == []
 
 
 def test_every_differentiable_op_is_tested_against_torch() -> None:

@@ -8,6 +8,8 @@ import torch
 from torch_oracle import check
 
 import ember.core as ember
+from ember.core.dispatch_modes import TorchDispatchMode
+from ember.core.meta import MetaArray
 
 MODULES = {"np": np}
 
@@ -122,6 +124,10 @@ ERRORS = [
     "m.from_numpy([1])", "m.from_numpy(np.array(['a']))", "m.from_numpy(np.arange(3.)[::-1])",
     "m.from_numpy(np.array([1, 2], dtype='>i4'))", "m.asarray(np.arange(3.)[::-1])",
     "m.asarray(np.zeros(2), dtype=m.float32, copy=False)",
+    "m.empty_strided((2, 3), (1,))", "m.empty_strided((2, 3), (-1, 1))",
+    "m.empty_strided((2, 3), (1.5, 1))", "m.empty_strided(2, (1,))",
+    "m.empty(2, 3, memory_format=m.channels_last)", "m.empty(2, memory_format=m.preserve_format)",
+    "m.zeros_like(m.ones(2, 3, 4, 5), memory_format=m.channels_last_3d)",
 ]
 
 
@@ -370,3 +376,148 @@ def test_creation_on_cuda(expr):
     t = eval(expr, {"m": torch, "np": np, "DEV": "cpu"})
     assert e.device == ember.device("cuda", 0)
     check(e.cpu(), t)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(ember.device_count() < 2, reason="needs two CUDA devices")
+@pytest.mark.parametrize("expr", CUDA_CASES + ["m.empty(3, device=DEV)", "m.rand(3, device=DEV)",
+                                               "m.randn_like(m.ones(2, device=DEV))"])
+def test_creation_on_the_cuda_device_asked(expr):
+    e = eval(expr, {"m": ember, "np": np, "DEV": "cuda:1"})
+    assert e.device == ember.device("cuda", 1) and e._data.device.id == 1
+
+
+# --------------------------------------------------------------------------- the dispatcher
+
+DISPATCHED = [
+    ("m.zeros(2, 3)", ["full"]), ("m.ones_like(x)", ["full"]), ("m.full((2,), 1.5)", ["full"]),
+    ("m.full_like(x, 2)", ["full"]), ("x.new_zeros(2)", ["full"]), ("x.new_full((2,), 3.)", ["full"]),
+    ("m.scalar_tensor(2)", ["full"]), ("m.empty(2)", ["empty"]), ("m.empty_like(x)", ["empty"]),
+    ("m.empty_strided((2, 3), (1, 2))", ["empty"]), ("x.new_empty(2)", ["empty"]),
+    ("m.Tensor(2, 3)", ["empty"]), ("m.eye(3)", ["eye"]), ("m.arange(5)", ["arange"]),
+    ("m.arange(0, 1, 0.25)", ["arange"]), ("m.range(0, 3)", ["range"]),
+    ("m.linspace(0, 1, 5)", ["linspace"]), ("m.logspace(0, 1, 5)", ["logspace"]),
+    ("m.complex(x, x)", ["complex"]),
+    # data is a constant: only a cast or a move dispatches (torch's lift_fresh is no op here)
+    ("m.tensor([1, 2])", []), ("m.from_numpy(np.ones(2))", []), ("m.as_tensor(np.ones(2))", []),
+    ("m.tensor(np.ones(2))", ["to_copy"]), ("m.tensor([1, 2], dtype=m.float32)", []),
+    ("m.as_tensor(np.ones(2), dtype=m.float32)", ["to_copy"]),
+    ("m.tensor([1, 2], device='meta')", ["to_copy"]),
+]
+
+
+class Names(TorchDispatchMode):
+    """The names of the primitives dispatched inside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.name)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("expr, primitives", DISPATCHED)
+def test_factories_dispatch_their_primitive(expr, primitives):
+    MODULES["x"] = ember.ones(2, 3)
+    try:
+        with Names() as seen:
+            run(expr, ember)
+    finally:
+        del MODULES["x"]
+    assert seen.names == primitives
+
+
+DEFAULT_DEVICE = [
+    "m.zeros(2)", "m.ones(2, 3)", "m.full((2,), 1.)", "m.empty(3)", "m.empty_strided((2,), (1,))",
+    "m.eye(2)", "m.arange(3)", "m.arange(0., 1., .5)", "m.linspace(0, 1, 3)",
+    "m.logspace(0, 1, 3)", "m.scalar_tensor(1.)", "m.tensor([1, 2])", "m.tensor(x)",
+    "m.as_tensor([1, 2])", "m.as_tensor(x)", "m.as_tensor(np.ones(2))", "m.asarray([1., 2.])",
+    "m.asarray(np.ones(2))", "m.from_numpy(np.ones(2))", "m.zeros_like(x)", "m.empty_like(x)",
+    "x.new_zeros(2)", "x.new_tensor([1])", "m.complex(x, x)", "m.Tensor(2)", "m.Tensor([1, 2])",
+    "m.LongTensor([1])", "m.rand(2)", "m.randn(2)", "m.randint(0, 3, (2,))", "m.randperm(3)",
+    "m.rand_like(x)", "m.normal(x, 1.)", "m.bernoulli(x / 2)",
+]
+
+
+@pytest.mark.parametrize("expr", DEFAULT_DEVICE)
+def test_factories_follow_the_default_device(expr):
+    """``set_default_device`` and ``with device(...)`` reach the functions torch's reach;
+    ``*_like`` forms, ``new_*`` methods and tensors' own ops keep their inputs' device."""
+    for how in ("set_default_device", "with device"):
+        devices = []
+        for m in (ember, torch):
+            MODULES["x"] = m.ones(2)
+            try:
+                if how == "with device":
+                    with m.device("meta"):
+                        devices.append(run(expr, m).device.type)
+                else:
+                    m.set_default_device("meta")
+                    try:
+                        devices.append(run(expr, m).device.type)
+                    finally:
+                        m.set_default_device(None)
+            finally:
+                del MODULES["x"]
+        assert devices[0] == devices[1], how
+    assert ember.get_default_device() == ember.device("cpu")
+
+
+def test_every_factory_follows_the_default_device():
+    """torch's ``range`` and ``normal(mean, std, size)`` stay on the CPU under a default
+    device; Ember's follow it, as every other factory does."""
+    with ember.device("meta"):
+        made = [run("m.range(0, 2)", ember), ember.normal(0.0, 1.0, (2,))]
+    assert [t.device.type for t in made] == ["meta", "meta"]
+
+
+def test_meta_factories_allocate_nothing():
+    huge = (10**6, 10**6)  # 4 TB of float32
+    made = [ember.empty(*huge, device="meta"), ember.zeros(huge, device="meta"),
+            ember.full(huge, 2.0, device="meta"), ember.empty_strided(huge, (1, 10**6),
+                                                                      device="meta"),
+            ember.arange(10**12, device="meta"), ember.rand(huge, device="meta"),
+            ember.randn(*huge, device="meta"), ember.zeros_like(ember.empty(*huge,
+                                                                            device="meta"))]
+    for t in made:
+        assert t.device.type == "meta" and isinstance(t._data, MetaArray)
+    assert made[0].stride() == (10**6, 1) and made[3].stride() == (1, 10**6)
+    with ember.device("meta"):
+        assert isinstance(ember.ones(*huge)._data, MetaArray)
+
+
+LAYOUTS = [
+    "m.empty_strided((2, 3), (1, 2))", "m.empty_strided((2, 3), (10, 1))",
+    "m.empty_strided((2, 3), (0, 1))", "m.empty_strided((0, 3), (10, 1))",
+    "m.empty_strided((), ())", "m.empty(2, 3, 4, 5, memory_format=m.channels_last)",
+    "m.empty(2, 3, 4, 5, 6, memory_format=m.channels_last_3d)",
+    "m.empty(2, 3, memory_format=m.contiguous_format)",
+    "m.empty_like(t)", "m.zeros_like(t)", "m.ones_like(t, dtype=m.int32)", "m.full_like(t, 2.)",
+    "m.rand_like(t)", "m.randn_like(t)", "m.randint_like(t, 5)", "m.empty_like(s)",
+    "m.zeros_like(e)", "m.empty_like(c)", "m.empty_like(t, memory_format=m.contiguous_format)",
+    "m.zeros_like(m.ones(2, 3, 4, 5), memory_format=m.channels_last)", "m.tensor(t)",
+    "m.tensor(np.arange(12.).reshape(3, 4).T)", "m.as_tensor(np.arange(12.).reshape(3, 4).T, "
+    "dtype=m.float32)", "m.complex(t, t)", "m.complex(t, m.ones(3))", "m.zeros_like(m.ones(()))",
+]
+
+
+@pytest.mark.parametrize("expr", LAYOUTS)
+@pytest.mark.parametrize("dev", ["cpu", "meta"])
+def test_layouts_match_torch(expr, dev):
+    """Strides asked for, memory formats, and ``*_like`` layouts of transposed (t), sliced
+    (s), expanded (e) and channels-last (c) inputs."""
+    strides = []
+    for m in (ember, torch):
+        base = m.ones(3, 4, device=dev)
+        MODULES.update(t=base.t(), s=base[:, ::2], e=base.expand(2, 3, 4),
+                       c=m.ones(2, 4, 5, 3, device=dev).permute(0, 3, 1, 2))
+        try:
+            with m.device(dev):
+                out = run(expr, m)
+        finally:
+            for name in "tsec":
+                del MODULES[name]
+        strides.append((tuple(out.shape), out.stride(), out.device.type))
+    assert strides[0] == strides[1]

@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from dispatch_oracle import Recorder
 from torch_oracle import check, random_array
 
 import ember.core as ember
-
-dispatch, meta = ember.dispatch, ember.meta
+from ember.core import meta
+from ember.core.dispatch import REGISTRY
 
 RNG_SEED = 7
 
@@ -445,96 +446,111 @@ def test_scatter_reduce_argument_is_deprecated_like_torch() -> None:
         e.scatter(0, mod_tensor(ember, [0]), e[:1], reduce="add")
 
 
-# ----------------------------------------------------------------------------- autograd seam
+# ----------------------------------------------------------------------------- the dispatcher
 
-@pytest.fixture
-def recorded() -> Any:
-    """Replace autograd's hooks with recorders for the duration of a test."""
-    saved = dispatch.hooks.record, dispatch.hooks.inplace
-    calls: list[tuple[str, Any, Any, Any]] = []
-    dispatch.hooks.record = lambda op, inputs, params, out: calls.append(
-        (op.name, inputs, params, out))
-    dispatch.hooks.inplace = lambda target, result, op: calls.append(("inplace:" + op, target,
-                                                                      result, None))
-    yield calls
-    dispatch.hooks.record, dispatch.hooks.inplace = saved
+def _calls(fn: Callable[[], Any]) -> list[Any]:
+    """The primitive calls ``fn`` dispatches (operands snapshot as arrays)."""
+    with Recorder() as recorder:
+        fn()
+    return recorder.calls
 
 
-def test_getitem_records_basic_then_advanced(recorded: list[Any]) -> None:
+def test_getitem_dispatches_basic_then_advanced() -> None:
     x = ember.zeros(4, 5, 6).requires_grad_()
-    out = x[1, None, -3:, [0, -1]]
-    (n1, in1, p1, v), (n2, in2, p2, o2) = recorded
-    assert n1 == "getitem" and in1 == (x,) and p1 == {"index": (1, None, slice(2, 5, 1))}
-    assert n2 == "index" and in2 == (v,) and o2 is out
-    assert p2["indices"][:2] == (None, None) and p2["indices"][2].tolist() == [0, -1]
-    recorded.clear()
-    x[0]
-    assert recorded[0][0] == "getitem" and recorded[0][2] == {"index": (0,)}
+    out: list[Any] = []
+    basic, advanced = _calls(lambda: out.append(x[1, None, -3:, [0, -1]]))
+    assert basic.op.name == "getitem" and basic.params == {"index": (1, None, slice(2, 5, 1))}
+    assert advanced.op.name == "index" and advanced.params == {}
+    view, *entries = advanced.inputs
+    assert view.shape == (1, 3, 6) and entries[:2] == [None, None]
+    assert entries[2].tolist() == [0, -1] and np.array_equal(advanced.outputs, np.array(out[0].detach()))
+    (call,) = _calls(lambda: x[0])
+    assert call.op.name == "getitem" and call.params == {"index": 0}
 
 
-def test_setitem_in_graph_goes_through_inplace_hook(recorded: list[Any]) -> None:
-    x = ember.zeros(3, 4).requires_grad_()
-    value = ember.ones(4).requires_grad_()
-    x[[0, 2]] = value
-    (name, inputs, params, res), (hook, target, result, _) = recorded
-    assert name == "setitem" and inputs == (x, value) and params["index"] == ()
-    assert params["indices"][0].tolist() == [0, 2]
-    assert hook == "inplace:setitem" and target is x and result is res
-    assert x.detach()[2].tolist() == [1.0] * 4 and x._version == 1
+@pytest.mark.parametrize("index,value,ops", [
+    ((1, slice(1, 3)), 5.0, ["getitem", "fill_"]),
+    ((slice(None), 1), lambda: ember.ones(3), ["getitem", "copy_"]),
+    ([0, 2], lambda: ember.ones(4), ["index_put_"]),
+    ((1, [0, 2]), 7.0, ["getitem", "index_put_"]),
+])
+def test_setitem_writes_in_place_into_the_view(index: Any, value: Any, ops: list[str]) -> None:
+    """``x[i] = v``: the basic part is a view, the value is written into it in place."""
+    x, t = ember.zeros(3, 4), torch.zeros(3, 4)
+    v = value() if callable(value) else value
+    calls = _calls(lambda: x.__setitem__(index, v))
+    assert [c.op.name for c in calls] == ops
+    assert all("index" not in c.params or c.op.name == "getitem" for c in calls)
+    t[index] = torch.from_numpy(np.array(v)) if isinstance(v, ember.Tensor) else v
+    check(x, t)
+    assert x._version == 1
 
 
 @pytest.mark.parametrize("name,call,expected_params", [
-    ("gather", lambda x, i: x.gather(1, i), {"dim", "index"}),
-    ("scatter", lambda x, i: x.scatter(1, i, 2.0), {"dim", "index", "reduce"}),
-    ("scatter_add", lambda x, i: x.scatter_add(1, i, x), {"dim", "index"}),
+    ("gather", lambda x, i: x.gather(1, i), {"dim"}),
+    ("scatter", lambda x, i: x.scatter(1, i, 2.0), {"dim", "reduce"}),
+    ("scatter_add", lambda x, i: x.scatter_add(1, i, x), {"dim"}),
     ("scatter_reduce", lambda x, i: x.scatter_reduce(1, i, x, "amax"),
-     {"dim", "index", "reduce", "include_self"}),
-    ("index_select", lambda x, i: x.index_select(0, i[0]), {"dim", "index"}),
-    ("index_add", lambda x, i: x.index_add(1, i[0], x), {"dim", "index", "alpha"}),
-    ("index_copy", lambda x, i: x.index_copy(1, i[0, :1], x[:, :1]), {"dim", "index"}),
-    ("index_fill", lambda x, i: x.index_fill(1, i[0], 3.0), {"dim", "index"}),
-    ("index_put", lambda x, i: x.index_put((i[0],), x[0], True), {"indices", "accumulate"}),
-    ("masked_fill", lambda x, i: x.masked_fill(i == 0, 1.0), {"mask"}),
-    ("masked_select", lambda x, i: x.masked_select(i == 0), {"mask"}),
-    ("masked_scatter", lambda x, i: x.masked_scatter(i == 0, x), {"mask"}),
-    ("take", lambda x, i: x.take(i), {"index"}),
-    ("take_along_dim", lambda x, i: x.take_along_dim(i, 1), {"index", "dim"}),
-    ("put", lambda x, i: x.put(i, x, True), {"index", "accumulate"}),
+     {"dim", "reduce", "include_self"}),
+    ("index_select", lambda x, i: x.index_select(0, i[0]), {"dim"}),
+    ("index_add", lambda x, i: x.index_add(1, i[0], x), {"dim", "alpha"}),
+    ("index_copy", lambda x, i: x.index_copy(1, i[0, :1], x[:, :1]), {"dim"}),
+    ("index_fill", lambda x, i: x.index_fill(1, i[0], 3.0), {"dim"}),
+    ("index_put", lambda x, i: x.index_put((i[0],), x[0], True), {"accumulate"}),
+    ("masked_fill", lambda x, i: x.masked_fill(i == 0, 1.0), set()),
+    ("masked_select", lambda x, i: x.masked_select(i == 0), set()),
+    ("masked_scatter", lambda x, i: x.masked_scatter(i == 0, x), set()),
+    ("take", lambda x, i: x.take(i), set()),
+    ("take_along_dim", lambda x, i: x.take_along_dim(i, 1), {"dim"}),
+    ("put", lambda x, i: x.put(i, x, True), {"accumulate"}),
 ])
-def test_ops_record_index_in_params(recorded: list[Any], name: str, call: Callable[..., Any],
-                                    expected_params: set[str]) -> None:
-    x = ember.zeros(2, 2).requires_grad_()
+def test_ops_take_index_tensors_as_operands(name: str, call: Callable[..., Any],
+                                            expected_params: set[str]) -> None:
+    """Index tensors and masks are operands of the primitive; its params are static."""
+    x = ember.zeros(2, 2)
     index = ember.tensor([[0, 1], [1, 1]])
-    out = call(x, index)
-    op, inputs, params, res = recorded[-1]
-    assert op == name and inputs[0] is x and res is out
-    assert set(params) == expected_params
-    assert dispatch.REGISTRY[name].differentiable
+    out: list[Any] = []
+    calls = _calls(lambda: out.append(call(x, index)))
+    (primitive,) = [c for c in calls if c.op.name == name]
+    assert np.array_equal(primitive.inputs[0], np.array(x))
+    index_dtype = np.bool_ if name.startswith("masked") else np.int64
+    assert any(isinstance(a, np.ndarray) and a.dtype == index_dtype for a in primitive.inputs[1:])
+    assert set(primitive.params) == expected_params
+    assert not any(isinstance(v, (ember.Tensor, np.ndarray)) for v in primitive.params.values())
+    assert np.array_equal(primitive.outputs, np.array(out[0]))
+    assert REGISTRY[name].differentiable
 
 
 # ----------------------------------------------------------------------------- shape rules
 
-@pytest.mark.parametrize("name,args,params", [
-    ("gather", ((3, 4),), {"dim": 1, "index": (3, 2)}),
-    ("index_select", ((3, 4),), {"dim": 1, "index": (5,)}),
-    ("take", ((3, 4),), {"index": (2, 2)}),
-    ("scatter_add", ((3, 4), (2, 4)), {"dim": 0, "index": (2, 4)}),
-    ("masked_fill", ((4,), ()), {"mask": (3, 4)}),
+def _operand(spec: Any, arrays: bool) -> Any:
+    """A shape (float32), a (dtype, shape) pair, or a number/None as it is."""
+    if isinstance(spec, tuple):
+        dtype, shape = spec if isinstance(spec[0], str) else ("float32", spec)
+        return np.zeros(shape, dtype) if arrays else meta.MetaArray(shape, dtype)
+    return spec
+
+
+@pytest.mark.parametrize("name,operands,params", [
+    ("gather", ((3, 4), ("int64", (3, 2))), {"dim": 1}),
+    ("index_select", ((3, 4), ("int64", (5,))), {"dim": 1}),
+    ("take", ((3, 4), ("int64", (2, 2))), {}),
+    ("scatter_add", ((3, 4), ("int64", (2, 4)), (2, 4)), {"dim": 0}),
+    ("masked_fill", ((4,), ("bool", (3, 4)), 1.0), {}),
     ("getitem", ((3, 4, 5),), {"index": (1, None, slice(0, 4, 2))}),
+    ("index", ((3, 4, 5), None, ("int64", (2, 1)), ("int64", (3,))), {}),
+    ("index_put", ((3, 4), (4,), ("int64", (2,))), {"accumulate": False}),
 ])
-def test_meta_rules_match_results(name: str, args: tuple[Any, ...], params: dict[str, Any]
+def test_meta_rules_match_results(name: str, operands: tuple[Any, ...], params: dict[str, Any]
                                   ) -> None:
-    op = dispatch.REGISTRY[name]
-    specs = [meta.Spec(s, ember.float32) for s in args]
-    mparams = {k: meta.Spec(v, ember.int64) if k in ("index", "mask") and name != "getitem"
-               else v for k, v in params.items()}
-    spec = op.meta(*specs, **mparams) if op.meta else meta.evaluate(op.forward, *specs, **params)
-    arrays = [np.zeros(s, np.float32) for s in args]
-    aparams = {k: np.zeros(v, np.int64) if k == "index" and name != "getitem" else
-               np.zeros(v, bool) if k == "mask" else v for k, v in params.items()}
-    assert spec.shape == op.forward(*arrays, **aparams).shape and spec.dtype is ember.float32
+    op = REGISTRY[name]
+    expected = op.forward(*[_operand(o, True) for o in operands], **params)
+    got = op.meta(*[_operand(o, False) for o in operands], **params)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    if op.view:
+        assert got.strides == expected.strides
     for dynamic in ("nonzero", "argwhere", "masked_select"):
-        assert dispatch.REGISTRY[dynamic].meta == meta.DYNAMIC
+        assert REGISTRY[dynamic].meta == meta.DYNAMIC
 
 
 # ----------------------------------------------------------------------------- CUDA

@@ -6,10 +6,10 @@ leave its inputs unchanged."""
 import numpy as np
 import pytest
 import torch
+from dispatch_oracle import Recorder
 from torch_oracle import check, pair
 
 import ember.core as ember
-from ember.core.dispatch import hooks
 
 ALL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
        "float64", "complex64", "complex128"]
@@ -179,6 +179,17 @@ def test_isclose_near_values(dtype, equal_nan):
     for rtol, atol in [(1e-5, 1e-8), (0.0, 0.0), (0.1, 0.0), (0.0, 2.0)]:
         run(lambda L, x, y: L.isclose(x, y, rtol, atol, equal_nan), [x, y])
         run(lambda L, x, y: L.allclose(x, y, rtol, atol, equal_nan), [x, y])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: L.isclose(x.to("meta"), y.to("meta")).stride(),
+    lambda L, x, y: L.allclose(x.to("meta"), y.to("meta")),
+    lambda L, x, y: L.equal(x.to("meta"), y.to("meta")),
+    lambda L, x, y: L.equal(x.to("meta"), y)])
+def test_closeness_on_meta_tensors(fn):
+    """isclose has a meta rule; allclose and equal read values, so on meta tensors they raise
+    as torch's do."""
+    run(fn, [pair((3, 4), "float32"), pair((3, 4), "float32", seed=1)])
 
 
 def test_equal_across_shapes_and_dtypes():
@@ -356,11 +367,13 @@ def test_operand_errors():
     run(lambda L, x: L.addcmul(x, x, x, value=-1), [pair((3,), "uint8")])
 
 
-# ----------------------------------------------------------------------------- autograd seam
+# ----------------------------------------------------------------------------- the dispatcher
 
-RECORDED = [
+DISPATCHED = [
     ("clamp", lambda x, y: ember.clamp(x, min=y)),
+    ("clamp", lambda x, y: x.clamp(-0.5, 0.5)),
     ("where", lambda x, y: ember.where(x > 0, x, y)),
+    ("where", lambda x, y: ember.where(x > 0, 0.0, x)),
     ("lerp", lambda x, y: ember.lerp(x, y, 0.5)),
     ("addcmul", lambda x, y: ember.addcmul(x, y, y)),
     ("addcdiv", lambda x, y: ember.addcdiv(x, y, y)),
@@ -372,21 +385,31 @@ RECORDED = [
     ("rad2deg", lambda x, y: ember.rad2deg(x)),
     ("softmax", lambda x, y: ember.softmax(x, -1)),
     ("log_softmax", lambda x, y: x.log_softmax(0)),
+    # not differentiable, or in place on a tensor outside the graph
+    ("heaviside", lambda x, y: ember.heaviside(x, y)),
+    ("isclose", lambda x, y: ember.isclose(x, y)),
+    ("lerp_", lambda x, y: y.lerp_(x.detach(), 0.5)),
+    ("addcmul_", lambda x, y: y.addcmul_(x.detach(), y, value=2)),
+    ("addcdiv_", lambda x, y: y.addcdiv_(x.detach(), y, value=2)),
 ]
 
 
-@pytest.mark.parametrize("name,fn", RECORDED)
-def test_records_for_autograd(name, fn, monkeypatch):
-    calls = []
-    monkeypatch.setattr(hooks, "record", lambda op, inputs, params, out: calls.append(
-        (op.name, inputs, params, out)))
-    x = ember.tensor([0.25, -0.5, 0.75]).requires_grad_()
-    y = ember.tensor([0.5, 0.5, 2.0])
-    out = fn(x, y)
-    assert [c[0] for c in calls][-1] == name
-    assert calls[-1][3] is out and any(a is x for a in calls[-1][1])
+@pytest.mark.parametrize("name,fn", DISPATCHED)
+def test_dispatches_its_primitive(name, fn):
+    """The public op reaches the dispatcher as its primitive, with x's values among the
+    operands (what autograd and every mode see), and returns that call's output."""
+    x = ember.tensor([0.25, -0.5, 0.75], dtype=ember.float64).requires_grad_()
+    y = ember.tensor([0.5, 0.5, 2.0], dtype=ember.float64)
+    values = x.detach().numpy().tobytes()
+    with Recorder() as recorder:
+        out = fn(x, y)
+    call = recorder.calls[-1]
     op = ember.REGISTRY[name]
-    assert op.kind in ("elementwise", "reduction") and op.differentiable
-    calls.clear()
-    fn(x.detach(), y)
-    assert calls == []
+    assert call.op is op, [c.op.name for c in recorder.calls]
+    assert any(isinstance(a, np.ndarray) and a.tobytes() == values for a in call.inputs)
+    assert np.array(out.detach()).tobytes() == np.ascontiguousarray(call.outputs).tobytes()
+    assert op.kind in ("elementwise", "reduction")
+    if op.mutates:
+        assert out is y and op.functional.differentiable
+    else:
+        assert op.differentiable == (name not in ("heaviside", "isclose"))

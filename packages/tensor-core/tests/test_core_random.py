@@ -11,8 +11,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from dispatch_oracle import Recorder
 
 import ember.core as ember
+from ember.core.dispatch import REGISTRY
 
 N = 200_000
 Z = 6.0  # standard errors allowed: a false alarm is ~1e-9 per check
@@ -102,6 +104,67 @@ def test_seeds_like_torch():
         s = m.seed()
         assert isinstance(s, int) and m.initial_seed() == s
         assert str(g.device) == "cpu"
+
+
+def test_state_is_a_cpu_byte_tensor_that_draws_move_on():
+    g = ember.Generator().manual_seed(9)
+    state = g.get_state()
+    assert state.dtype is ember.uint8 and state.device.type == "cpu" and state.shape == (48,)
+    ember.rand(3, generator=g)
+    assert not np.array_equal(g.get_state().numpy(), state.numpy())
+    state.numpy()[:] = 0  # a copy: the generator's own state is out of reach
+    assert g.initial_seed() == 9
+
+
+def test_a_recorded_draw_replays_to_the_same_values_and_state():
+    for call in ["m.rand(2, 3, generator=g)", "m.randn(4, dtype=m.float64, generator=g)",
+                 "m.normal(m.zeros(3), m.ones(3), generator=g)", "m.randperm(6, generator=g)",
+                 "m.zeros(5).exponential_(generator=g)",
+                 "m.multinomial(m.ones(4), 2, generator=g)"]:
+        g = ember.Generator().manual_seed(3)
+        before = g.get_state().numpy()
+        with Recorder() as recorder:
+            eval(call, {"m": ember, "g": g})
+        (draw,) = [c for c in recorder.calls if REGISTRY[c.op.name].kind == "random"]
+        np.testing.assert_array_equal(draw.inputs[0], before)  # the state is the first operand
+        values, state = draw.outputs
+        np.testing.assert_array_equal(state, g.get_state().numpy())
+        again = REGISTRY[draw.op.name].forward(before.copy(), *draw.inputs[1:], **draw.params)
+        np.testing.assert_array_equal(again[0], values)
+        np.testing.assert_array_equal(again[1], state)
+
+
+def test_generators_used_in_turn_keep_their_streams():
+    """More generators than the streams kept live: each still continues its own stream."""
+    gens = [ember.Generator().manual_seed(s) for s in range(20)]
+    turns = [[np.array(ember.rand(3, generator=g)) for g in gens] for _ in range(2)]
+    for s in range(20):
+        alone = ember.Generator().manual_seed(s)
+        for turn in turns:
+            np.testing.assert_array_equal(turn[s], np.array(ember.rand(3, generator=alone)))
+
+
+META_DRAWS = [
+    "m.rand(3, device='meta')", "m.randn(2, 3, device='meta')",
+    "m.randint(0, 5, (4,), device='meta')",
+    "m.randperm(5, device='meta')", "m.normal(0., 1., (2,), device='meta')",
+    "m.rand(3, device='meta', generator=g)", "m.rand_like(m.zeros(3, device='meta'))",
+    "m.normal(m.zeros(3, device='meta'), 1.)", "m.bernoulli(m.full((3,), .5, device='meta'))",
+    "m.multinomial(m.ones(4, device='meta'), 2)", "m.poisson(m.ones(3, device='meta'))",
+    "m.zeros(3, device='meta').uniform_()", "m.zeros(3, device='meta').exponential_()",
+    "m.zeros(3, device='meta').random_(5)", "m.zeros(3, device='meta').bernoulli_(0.5)",
+]
+
+
+@pytest.mark.parametrize("expr", META_DRAWS)
+def test_meta_draws_leave_the_generators_alone(expr):
+    for m in (ember, torch):
+        g = m.Generator().manual_seed(1)
+        states = m.get_rng_state(), g.get_state()
+        out = eval(expr, {"m": m, "g": g})
+        assert out.device.type == "meta"
+        assert all(np.array_equal(a.numpy(), b.numpy())
+                   for a, b in zip(states, (m.get_rng_state(), g.get_state())))
 
 
 # --------------------------------------------------------------------------- dtypes, shapes

@@ -4,21 +4,22 @@ Every result is compared on values, dtype and shape, and on strides, contiguity,
 identity and aliasing: where torch returns a view, Ember's result shares the input's
 memory and a write through it changes the input and bumps the shared version counter;
 where torch copies, nothing is shared. Where torch raises, Ember raises the same exception
-type and leaves its inputs unchanged. A recording hook checks what autograd is told.
+type and leaves its inputs unchanged. A TorchDispatchMode checks the primitives each op
+dispatches.
 """
 
 import warnings
-from functools import partial
 
 import ml_dtypes
 import numpy as np
 import pytest
 import torch
+from dispatch_oracle import Recorder, replay
+from dispatch_oracle import same as same_bits
 from torch_oracle import check, random_array
 
 import ember.core as ember
 from ember.core import meta
-from ember.core.dispatch import hooks
 
 SHAPES = [(), (0,), (5,), (3, 4), (2, 3, 4), (1, 3, 1), (2, 0, 3)]
 ALL_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
@@ -595,100 +596,85 @@ def test_inplace_shape_change_leaves_other_views_alone():
     check(view, torch.ones(3))
 
 
-# ----------------------------------------------------------------------------- autograd seam
-
-@pytest.fixture
-def recorded(monkeypatch):
-    calls = []
-
-    def record(op, inputs, params, out):
-        calls.append((op, inputs, params, out))
-        for o in out if isinstance(out, tuple) else (out,):
-            o._requires_grad = True  # as autograd marks outputs, so chains keep recording
-
-    monkeypatch.setattr(hooks, "record", record)
-    return calls
-
+# ----------------------------------------------------------------------------- the dispatcher
 
 RECORDED = [
-    (lambda x: x.view(12), "view", {"size": (12,), "shape": (3, 4)}),
-    (lambda x: x.t().reshape(12), "reshape", {"size": (12,), "shape": (4, 3)}),
-    (lambda x: x.reshape(4, 3), "view", {"size": (4, 3), "shape": (3, 4)}),
-    (lambda x: x.t().view(4, 1, 3), "view", {"size": (4, 1, 3), "shape": (4, 3)}),
+    (lambda x: x.view(12), "view", {"size": (12,)}),
+    (lambda x: x.t().reshape(12), "reshape", {"size": (12,)}),
+    (lambda x: x.reshape(4, 3), "view", {"size": (4, 3)}),
+    (lambda x: x.t().view(4, 1, 3), "view", {"size": (4, 1, 3)}),
+    (lambda x: x.view(ember.int32), "view_dtype", {"dtype": ember.int32}),
     (lambda x: x.permute(1, 0), "permute", {"dims": (1, 0)}),
     (lambda x: x.transpose(-1, 0), "permute", {"dims": (1, 0)}),
     (lambda x: x.unsqueeze(-1), "unsqueeze", {"dim": 2}),
     (lambda x: x.view(1, 3, 1, 4).squeeze(), "squeeze", {"dims": (0, 2)}),
-    (lambda x: x.expand(2, 3, 4), "expand", {"size": (2, 3, 4), "shape": (3, 4)}),
-    (lambda x: x.narrow(1, -2, 2), "narrow", {"dim": 1, "start": 2, "length": 2,
-                                             "shape": (3, 4)}),
-    (lambda x: x.diagonal(1), "diagonal", {"offset": 1, "dim1": 0, "dim2": 1, "shape": (3, 4)}),
-    (lambda x: x.unfold(1, 2, 1), "unfold", {"dimension": 1, "size": 2, "step": 1,
-                                             "shape": (3, 4)}),
-    (lambda x: ember.cat([x, x], -1), "cat", {"dim": 1, "sizes": [4, 4]}),
-    (lambda x: ember.cat([x, ember.zeros(0), x.double()]), "cat", {"dim": 0, "sizes": [3, 0, 3]}),
+    (lambda x: x.expand(2, 3, 4), "expand", {"size": (2, 3, 4)}),
+    (lambda x: x.narrow(1, -2, 2), "narrow", {"dim": 1, "start": 2, "length": 2}),
+    (lambda x: x.diagonal(1), "diagonal", {"offset": 1, "dim1": 0, "dim2": 1}),
+    (lambda x: x.unfold(1, 2, 1), "unfold", {"dimension": 1, "size": 2, "step": 1}),
+    (lambda x: ember.cat([x, x], -1), "cat", {"dim": 1}),
+    (lambda x: ember.cat([x, ember.zeros(0), x.double()]), "cat", {"dim": 0}),
     (lambda x: ember.stack([x, x], -1), "stack", {"dim": 2}),
-    (lambda x: x.split(3, 1), "split", {"dim": 1, "sizes": [3, 1]}),
-    (lambda x: x.chunk(2), "split", {"dim": 0, "sizes": [2, 1]}),
+    (lambda x: x.split(3, 1), "split", {"dim": 1, "sizes": (3, 1)}),
+    (lambda x: x.chunk(2), "split", {"dim": 0, "sizes": (2, 1)}),
     (lambda x: x.unbind(1), "unbind", {"dim": 1}),
-    (lambda x: x.repeat(2, 1, 1), "repeat", {"repeats": (2, 1, 1), "shape": (3, 4)}),
+    (lambda x: x.repeat(2, 1, 1), "repeat", {"repeats": (2, 1, 1)}),
     (lambda x: x.flip(-1), "flip", {"dims": (1,)}),
     (lambda x: x.roll(1, -1), "roll", {"shifts": (1,), "dims": (1,)}),
     (lambda x: x.roll(1), "roll", {"shifts": (1,), "dims": ()}),
     (lambda x: x.tril(1), "tril", {"diagonal": 1}),
     (lambda x: x.triu(), "triu", {"diagonal": 0}),
     (lambda x: ember.diag_embed(x), "diag_embed", {"offset": 0, "dim1": 1, "dim2": 2}),
-    (lambda x: x.repeat_interleave(2, 0), "repeat_interleave", {"repeats": 2, "dim": 0}),
+    (lambda x: x.repeat_interleave(2, 0), "repeat_interleave", {"dim": 0, "output_size": None}),
     (lambda x: x.as_strided((2,), (5,), 1), "as_strided", {
-        "size": (2,), "stride": (5,), "storage_offset": 1, "shape": (3, 4), "input_stride": (4, 1),
-        "input_storage_offset": 0}),
-    (lambda x: x.to(ember.complex64).mH, "conj_physical", None),
+        "size": (2,), "stride": (5,), "storage_offset": 1, "input_stride": (4, 1)}),
+    (lambda x: x.to(ember.complex64).mH, "conj_physical", {}),
 ]
 
 
+def _geometry(arrays):
+    return [(a.shape, a.dtype, a.strides) for a in arrays]
+
+
 @pytest.mark.parametrize(("fn", "name", "params"), RECORDED)
-def test_records_for_autograd(recorded, fn, name, params):
-    x = ember.ones(3, 4).requires_grad_()
-    out = fn(x)
-    op, inputs, got, result = recorded[-1]
-    assert op.name == name and got == params
-    assert result is out
-    assert all(isinstance(i, ember.Tensor) for i in inputs)
-    # The recorded params are the forward's keywords: the compiler can replay the op, and the
-    # data-free shape rule agrees.
-    arrays = [i._data for i in inputs]
-    replay = op.forward(*arrays, **(got or {}))
+def test_dispatches_its_primitive(fn, name, params):
+    x = ember.arange(12.0).view(3, 4)
+    with Recorder() as recorder:
+        out = fn(x)
+    call = recorder.calls[-1]
+    assert call.op.name == name and call.params == params
     outs = out if isinstance(out, tuple) else (out,)
-    replays = replay if isinstance(replay, tuple) else (replay,)
-    assert [r.shape for r in replays] == [o.shape for o in outs]
-    if op.meta != meta.DYNAMIC:
-        rule = op.meta or partial(meta.evaluate, op.forward)
-        specs = rule(*[meta.Spec(tuple(i.shape), i.dtype) for i in inputs], **(got or {}))
-        specs = specs if isinstance(specs, tuple) and not isinstance(specs, meta.Spec) else (
-            specs,)
-        assert [(s.shape, s.dtype) for s in specs] == [(o.shape, o.dtype) for o in outs]
+    # The params are the forward's keywords: the call replays through the registry, and the
+    # data-free meta rule gives the outputs' geometry from the operands' alone.
+    assert same_bits(replay(call), call.outputs)
+    operands = [meta.MetaArray(a.shape, a.dtype, a.strides) if isinstance(a, np.ndarray) else a
+                for a in call.inputs]
+    rule = call.op.meta(*operands, **params)
+    assert _geometry(rule if isinstance(rule, tuple) else (rule,)) == _geometry(
+        [o._data for o in outs])
 
 
-def test_repeat_interleave_records_its_counts(recorded):
-    x = ember.ones(3, 4).requires_grad_()
-    counts = ember.tensor([1, 0, 2])
-    out = x.repeat_interleave(counts, dim=0)
-    op, inputs, params, result = recorded[-1]
-    assert op.name == "repeat_interleave" and params["repeats"] is counts and params["dim"] == 0
-    assert op.forward(x._data, **params).shape == out.shape == (3, 4)
+def test_repeat_interleave_takes_its_counts_as_an_operand():
+    x = ember.arange(12.0).view(3, 4)
+    with Recorder() as recorder:
+        out = x.repeat_interleave(ember.tensor([1, 0, 2]), dim=0)
+    call = recorder.calls[-1]
+    assert call.op.name == "repeat_interleave" and call.params == {"dim": 0, "output_size": None}
+    np.testing.assert_array_equal(call.inputs[1], [1, 0, 2])
+    assert same_bits(replay(call), call.outputs) and out.shape == (3, 4)
 
 
-def test_nothing_recorded_without_grad(recorded):
+def test_no_history_without_grad():
     x = ember.ones(3, 4)
-    x.view(12), x.t(), ember.cat([x, x]), x.split(2), x.flip(0), x.expand(2, 3, 4)
-    assert recorded == []
+    for out in (x.view(12), x.t(), ember.cat([x, x]), *x.split(2), x.flip(0),
+                x.expand(2, 3, 4)):
+        assert out.grad_fn is None and not out.requires_grad
 
 
-def test_inplace_view_op_in_graph_goes_through_the_inplace_hook(recorded, monkeypatch):
-    seen = []
-    monkeypatch.setattr(hooks, "inplace", lambda target, result, op: seen.append(
-        (target, result.shape, op)))
-    x = ember.ones(3, 4).requires_grad_()
-    assert x.t_() is x and x.shape == (4, 3)
-    assert seen == [(x, (4, 3), "t_")] and recorded[-1][0].name == "permute"
-    assert recorded[-1][1][0] is not x  # recorded on a clone: the graph's input stays intact
+def test_inplace_view_ops_dispatch_their_inplace_primitive():
+    x = ember.ones(1, 3, 4)
+    with Recorder() as recorder:
+        assert x.squeeze_(0) is x and x.t_() is x and x.unsqueeze_(1) is x
+    assert x.shape == (4, 1, 3)
+    assert [(c.op.name, c.params) for c in recorder.calls] == [
+        ("squeeze_", {"dims": (0,)}), ("permute_", {"dims": (1, 0)}), ("unsqueeze_", {"dim": 1})]

@@ -1,15 +1,16 @@
 """ember.autograd: reverse-mode automatic differentiation with PyTorch's API.
 
-Importing this package installs autograd into tensor-core: its record hook builds the
-graph as ops run, its in-place hook guards and rebases in-place writes, and Tensor gets
+Importing this package installs autograd's steps into tensor-core's dispatcher: one
+records every differentiable op into the graph as it runs (and guards and rebases in-place
+writes), one carries forward-mode AD while a dual level is active; Tensor gets
 ``backward``, ``register_hook``, ``retain_grad`` and friends.
 """
 
 from __future__ import annotations
 
-from ember.core.dispatch import hooks as _hooks
+from ember.core.dispatch import install_step as _install_step
 
-from . import anomaly_mode, forward_ad, function, graph
+from . import anomaly_mode, forward_ad, function, graph, profiler
 from .anomaly_mode import (
                            detect_anomaly,
                            is_anomaly_check_nan_enabled,
@@ -17,6 +18,7 @@ from .anomaly_mode import (
                            set_detect_anomaly,
 )
 from .differentiate import backward, grad
+from .forward_ad import step as _forward_ad_step
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
                            enable_grad,
@@ -27,8 +29,7 @@ from .grad_mode import (
                            set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .recording import inplace as _inplace
-from .recording import record as _record
+from .recording import step as _autograd_step
 from .tensor_methods import install as _install_methods
 
 __all__ = [
@@ -37,8 +38,9 @@ __all__ = [
     "is_inference_mode_enabled", "gradcheck", "gradgradcheck", "GradcheckError",
     "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
     "is_anomaly_check_nan_enabled", "graph", "function", "anomaly_mode", "forward_ad",
+    "profiler",
 ]
 
-_hooks.record = _record
-_hooks.inplace = _inplace
+_install_step("autograd", _autograd_step)
+_install_step("forward_ad", _forward_ad_step)
 _install_methods()

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ember.core as E
-from ember.core.tensor import Tensor, make
+from ember.core.tensor import Tensor
 
 from .engine import execute
 
@@ -40,7 +40,7 @@ def _grads_for(outputs: tuple[Tensor, ...], grads: Any) -> list[Tensor]:
             if out.dtype.category == 3:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype}")
-            g = make(out.device.xp.ones(out._data.shape, out.dtype.np), out.dtype, out.device)
+            g = E.ones_like(out, memory_format=E.contiguous_format)
         else:
             if not isinstance(g, Tensor):
                 raise TypeError(f"gradients can be either Tensors or None, but got "

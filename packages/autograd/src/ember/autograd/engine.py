@@ -16,13 +16,16 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from ember.core.dispatch import grad_mode
-from ember.core.tensor import Tensor, bump_version, make
+from ember.core.dispatch import REGISTRY, dispatch, grad_mode
+from ember.core.ops.conversion import cast
+from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
 from .graph import Node
 
 __all__ = ["execute", "sum_to_shape"]
+
+_CLONE, _DETACH = REGISTRY["clone"], REGISTRY["detach"]
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -43,15 +46,16 @@ def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return g
 
 
-def _fit(g: Tensor, like: Any) -> Tensor:
-    """``g`` in the shape, dtype and device of the input ``like`` (a Tensor or Freed)."""
-    if g._data.shape != like._data.shape:
-        g = sum_to_shape(g, like._data.shape)
-    if g.dtype is not like.dtype or g.device is not like.device:
-        if like.dtype.category < 3 and g.dtype.category == 3:
+def _fit(g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
+    """``g`` in the shape, dtype and device ``meta`` gives of the input it flows to."""
+    shape, dtype, device = meta
+    if g._data.shape != shape:
+        g = sum_to_shape(g, shape)
+    if g.dtype is not dtype or g.device is not device:
+        if dtype.category < 3 and g.dtype.category == 3:
             # a real input's gradient is the real part (Ember has no real() op to record yet)
             g = make(g._data.real.copy(), g.dtype.to_real(), g.device)
-        g = g.to(like.device, like.dtype)  # type: ignore[attr-defined]
+        g = cast(g, dtype, device)
     return g
 
 
@@ -144,13 +148,13 @@ class GraphTask:
             grads_in = vjp(node, grads)
         if extra is not None and extra.hooks:
             grads_in = _run_posthooks(node, extra.hooks, grads_in, grads)
-        inputs = node.inputs
+        metas = node.metas
         for i, edge in enumerate(node.next):
             if edge is None:
                 continue
             g = grads_in[i]
             if g is not None:
-                g = _fit(g, inputs[i])
+                g = _fit(g, metas[i])
             self.send(edge[0], edge[1], g)
         if not self.keep_graph:
             node.release()
@@ -174,19 +178,19 @@ class GraphTask:
 
 
 def _detached_copy(g: Tensor) -> Tensor:
-    return make(g._data.copy(), g.dtype, g.device)
+    """A copy of ``g`` out of the graph (the grad it stores must not alias a formula's)."""
+    if g._requires_grad:
+        g = dispatch(_DETACH, (g,), None)
+    return dispatch(_CLONE, (g,), None)  # type: ignore[no-any-return]
 
 
 def accumulate_grad(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     """``leaf.grad += g``: the first gradient is stored (never aliasing ``g``), later ones added."""
     old = leaf.grad
     if old is None:
-        leaf.grad = g.clone() if create_graph else _detached_copy(g)  # type: ignore[attr-defined]
+        leaf.grad = dispatch(_CLONE, (g,), None) if create_graph else _detached_copy(g)
     elif create_graph or old._requires_grad:
         leaf.grad = old + g
-    elif old._data.shape == g._data.shape and old.dtype is g.dtype and old.device is g.device:
-        old.device.xp.add(old._data, g._data, out=old._data)
-        bump_version(old)
     else:
         old.add_(g)  # type: ignore[attr-defined]
 

@@ -14,9 +14,7 @@ Limits, beside torch's: a dual tensor and the results computed from it report
 of the tensor they belong to; complex tensors raise NotImplementedError (the VJP table
 does not conjugate yet); an in-place write into a tensor that an earlier op saved
 makes ``unpack_dual`` of what follows raise (as ``backward`` would), where torch's eager
-tangents do not mind; under ``no_grad``, out-of-place ops on dual tensors are still
-recorded (forward AD ignores ``no_grad`` in torch) but in-place arithmetic takes
-tensor-core's unrecorded fast path, leaving the tangent stale.
+tangents do not mind.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import threading
 import weakref
 from typing import Any, NamedTuple
 
-from ember.core.dispatch import grad_mode, hooks
+from ember.core.dispatch import disengage, dual, engage, grad_mode
 from ember.core.tensor import Tensor, make, make_view
 
 from .differentiate import grad as _grad
@@ -175,14 +173,12 @@ class UnpackedDualTensor(NamedTuple):
 
 
 class _Level:
-    """The one active dual level: its anchors with their tangents, and the hooks it wraps."""
+    """The one active dual level: its anchors with their tangents."""
 
     def __init__(self) -> None:
         self.tangents: dict[Node, Tensor] = {}  # anchor node -> tangent
         self.anchors: list[Tensor] = []  # one alias per anchor node: the grad target
         self.touches_memo: weakref.WeakKeyDictionary[Node, bool] = weakref.WeakKeyDictionary()
-        self.record: Any = hooks.record  # the hooks the level wraps, restored on exit
-        self.inplace: Any = hooks.inplace
 
     def touches(self, fn: Any) -> bool:
         """Whether the history ``fn`` (a node or None) depends on a dual tensor of this level."""
@@ -223,36 +219,21 @@ def in_dual_level() -> bool:
     return _level is not None
 
 
-def _record_in_level(op: Any, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
-    """The record hook while a level is active: ops on dual tensors are recorded even
-    under ``no_grad`` (forward AD ignores it, as in torch)."""
+def step(op: Any, args: tuple[Any, ...], params: Any, below: Any) -> Any:
+    """The dispatcher's forward-AD step, while a level is active: ops on dual tensors are
+    recorded even under ``no_grad`` (forward AD ignores it, as in torch); ``below`` is
+    autograd's step and what follows it."""
     level = _level
-    assert level is not None
-    if grad_mode.enabled or grad_mode.inference:
-        level.record(op, inputs, params, out)
-        return
-    for x in inputs:
+    if level is None or grad_mode.enabled or grad_mode.inference:
+        return below(op, args, params)
+    for x in args:
         if isinstance(x, Tensor) and x._requires_grad and level.touches(x.grad_fn):
             grad_mode.enabled = True
             try:
-                level.record(op, inputs, params, out)
+                return below(op, args, params)
             finally:
                 grad_mode.enabled = False
-            return
-
-
-def _inplace_in_level(self: Tensor, result: Tensor, opname: str) -> None:
-    level = _level
-    assert level is not None
-    if grad_mode.enabled or grad_mode.inference or not (
-            level.touches(result.grad_fn) or level.touches(self.grad_fn)):
-        level.inplace(self, result, opname)
-        return
-    grad_mode.enabled = True
-    try:
-        level.inplace(self, result, opname)
-    finally:
-        grad_mode.enabled = False
+    return below(op, args, params)
 
 
 def enter_dual_level() -> int:
@@ -261,8 +242,8 @@ def enter_dual_level() -> int:
     if _level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _level = _Level()
-    hooks.record = _record_in_level
-    hooks.inplace = _inplace_in_level
+    dual.active = True
+    engage()
     return 0
 
 
@@ -273,8 +254,8 @@ def exit_dual_level(*, level: int | None = None) -> None:
     if current is None or level not in (None, 0):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one "
                            "that was created. This is not supported.")
-    hooks.record = current.record
-    hooks.inplace = current.inplace
+    dual.active = False
+    disengage()
     _level = None
 
 

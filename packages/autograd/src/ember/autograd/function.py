@@ -18,7 +18,7 @@ from ember.core.tensor import Tensor, make
 
 from .formulas import Formula
 from .grad_mode import no_grad
-from .graph import Freed, Node, freed_error, modified_error, saved_hooks
+from .graph import _PACKED, Node, freed_error, modified_error, saved_hooks
 from .recording import _next_seq, edges, node_class, set_output_nr
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
@@ -61,7 +61,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(None)
                 continue
             t, version, output_nr = entry
-            if t.__class__ is Freed:
+            if t is _PACKED:
                 assert self.extra is not None and self.extra.packed is not None
                 unpack, packed = self.extra.packed[i]
                 out.append(unpack(packed))
@@ -98,7 +98,7 @@ def _function_vjp(ctx: Any, grads: Any) -> tuple[Any, ...]:
     result = ctx._forward_cls.backward(ctx, *grads)
     if not isinstance(result, tuple):
         result = (result,)
-    expected = len(ctx.inputs)
+    expected = len(ctx.metas)
     if len(result) != expected:
         if len(result) > expected and all(r is None for r in result[expected:]):
             result = result[:expected]
@@ -191,12 +191,12 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
     outs = (outputs,) if single else outputs
     ctx.op = None
     ctx.params = None
-    ctx.inputs = args
     ctx.formula = _FUNCTION_FORMULA
     ctx.seq = _next_seq()
     ctx.extra = None
     ctx.out = None
-    ctx.next, ctx.versions = edges(args)
+    ctx.next, ctx.metas, ctx.versions = edges(args)
+    ctx.args = tuple(None if isinstance(a, Tensor) else a for a in args)
     dirty = {id(t) for t in ctx.dirty_tensors}
     frozen = {id(t) for t in ctx.non_differentiable}
     inputs = {id(a) for a in args if isinstance(a, Tensor)}
@@ -245,7 +245,7 @@ def _save(ctx: Any, outputs: list[Any]) -> tuple[Any, ...]:
         nr = out_nr.get(id(t))
         if pack is not None:
             packed[i] = (pack[1], pack[0](t))
-            saved.append((Freed(t), None, nr))
+            saved.append((_PACKED, None, nr))
             continue
         if nr is not None:
             alias = make(t._data, t.dtype, t.device)
@@ -281,11 +281,11 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return outputs
         node = object.__new__(node_class("DelayedError"))
         node.op = node.params = node.out = node.extra = None
-        node.inputs = grads_in
         node.formula = _DELAYED
         node.seq = _next_seq()
         node.n_out = 1
-        node.next, node.versions = edges(grads_in)
+        node.next, node.metas, node.versions = edges(grads_in)
+        node.args = (None,) * len(grads_in)
         single = not isinstance(outputs, tuple)
         result = []
         for o in (outputs,) if single else outputs:

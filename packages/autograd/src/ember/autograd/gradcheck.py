@@ -71,7 +71,8 @@ def _analytical(outputs: list[Tensor], diff: list[Tensor]) -> list[list[np.ndarr
         per_input = [np.zeros((t._data.size, n)) for t in diff]
         if o._requires_grad:
             for e in range(n):
-                seed = E.zeros_like(o)
+                # row-major, so that reshape(-1) is a view to write the seed through
+                seed = E.zeros_like(o, memory_format=E.contiguous_format)
                 seed._data.reshape(-1)[e] = 1
                 grads = grad(o, diff, seed, retain_graph=True, allow_unused=True)
                 for k, g in enumerate(grads):

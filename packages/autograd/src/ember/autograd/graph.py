@@ -1,11 +1,13 @@
 """The backward graph: ``Node`` (a ``grad_fn``), leaf accumulators, hooks, saved tensors.
 
-A node is made by the record hook each time a differentiable op runs on inputs that
-require grad. It keeps the op, its params, the inputs as given (read lazily by the
-formula, each checked against the version it had when the op ran) and ``next``: one
-edge per input, ``(node, output_nr)`` for a non-leaf, ``(leaf_tensor, 0)`` for a leaf
-that requires grad, ``None`` otherwise. A node's output tensors are not referenced by the
-node (no cycles); an output the formula needs is kept as an alias of its storage.
+A node is made by autograd's dispatch step each time a differentiable op runs on inputs
+that require grad. It keeps the op and its params, ``next`` (one edge per input:
+``(node, output_nr)`` for a non-leaf, ``(leaf_tensor, 0)`` for a leaf that requires grad,
+``None`` otherwise), each input's shape, dtype and device (``metas``), and only the
+tensors its formula declares it reads (``args``: the saved input tensors, None for the
+others, and the non-tensor operands as they were), each checked against the version it
+had when the op ran. A node's output tensors are not referenced by the node (no cycles);
+an output the formula needs is kept as an alias of its storage.
 """
 
 from __future__ import annotations
@@ -64,26 +66,69 @@ class NodeExtra:
 
 
 class Freed:
-    """Stands in for an input after its node was freed: keeps only what the engine reads."""
+    """Stands in for a tensor input a node did not keep (or kept packed): its metadata."""
 
     __slots__ = ("_data", "shape", "dtype", "device")
 
-    def __init__(self, t: Tensor):
+    def __init__(self, shape: tuple[int, ...], dtype: Any, device: Any):
         self._data = self
-        self.shape = t._data.shape
-        self.dtype = t.dtype
-        self.device = t.device
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+def tensor_meta(t: Tensor) -> tuple[Any, Any, Any]:
+    return (t._data.shape, t.dtype, t.device)
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: one saved tensor, whose hooks can be replaced."""
+
+    __slots__ = ("_node", "_key")
+
+    def __init__(self, node: Node, key: int):
+        self._node = node
+        self._key = key
+
+    def register_hooks(self, pack_hook: Callable[[Tensor], Any],
+                       unpack_hook: Callable[[Any], Tensor]) -> None:
+        """Pack the saved tensor now with ``pack_hook``; backward reads ``unpack_hook``'s."""
+        node = self._node
+        value = node.saved(self._key) if self._key >= 0 else node.result(-1 - self._key)
+        extra = node._extra()
+        if extra.packed is None:
+            extra.packed = {}
+        extra.packed[self._key] = (unpack_hook, pack_hook(value))
+        if self._key >= 0:
+            node.args = tuple(_PACKED if i == self._key else a for i, a in enumerate(node.args))
+        else:
+            node.out = _PACKED if node.n_out == 1 else tuple(
+                _PACKED if i == -1 - self._key else o for i, o in enumerate(node.out))
+
+
+class _Packed:
+    """Marks a saved value that lives packed in ``node.extra.packed``."""
+
+    __slots__ = ()
+
+
+_PACKED = _Packed()
 
 
 class Node:
     """``torch.autograd.graph.Node``: the backward function that produced a tensor."""
 
-    __slots__ = ("op", "params", "inputs", "versions", "next", "seq", "formula", "out",
+    __slots__ = ("op", "params", "args", "metas", "versions", "next", "seq", "formula", "out",
                  "out_version", "n_out", "extra", "__weakref__")
 
     op: Any
     params: Any
-    inputs: tuple[Any, ...]
+    args: tuple[Any, ...]
+    metas: tuple[Any, ...]
     versions: tuple[Any, ...] | None
     next: tuple[Any, ...]
     seq: int
@@ -100,10 +145,19 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
-        """One ``(node, output_nr)`` per input; leaves appear as their AccumulateGrad."""
+        """One ``(node, output_nr)`` per differentiable input, as torch lists them: the
+        floating-point tensor operands (every operand of an arithmetic op, whose numbers
+        torch wraps as tensors); leaves appear as their AccumulateGrad."""
+        edges = self.next
+        listed = getattr(self.formula, "listed", None)
+        if listed is not None:
+            edges = tuple(edges[i] for i in listed if i < len(edges))
+        else:
+            edges = tuple(e for e, m in zip(edges, self.metas)
+                          if m is not None and m[1].category >= 2)
         return tuple((None, 0) if e is None else
                      (accumulator(e[0]), 0) if isinstance(e[0], Tensor) else e
-                     for e in self.next)
+                     for e in edges)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -135,12 +189,18 @@ class Node:
         return extra
 
     def saved(self, i: int) -> Any:
-        """Input ``i`` as the op saw it, for the formula; raises if freed or modified since."""
+        """Operand ``i`` as the op saw it, for the formula: a saved tensor (raises if freed or
+        modified since) or a non-tensor operand."""
         versions = self.versions
         if versions is None:
             raise freed_error()
-        x = self.inputs[i]
-        if x.__class__ is Freed:
+        x = self.args[i]
+        if x is None:
+            if self.metas[i] is not None:
+                raise RuntimeError(f"{self.name()}: its formula reads input {i}, which it does "
+                                   "not declare it saves")
+            return None
+        if x.__class__ is _Packed:
             return self._unpack(i)
         v = versions[i]
         if v is not None:
@@ -148,6 +208,17 @@ class Node:
             if (0 if vc is None else vc[0]) != v:
                 raise modified_error(x, v, x.grad_fn)
         return x
+
+    @property
+    def inputs(self) -> tuple[Any, ...]:
+        """Each operand: the saved tensor, or its metadata (shape, dtype, device) where the
+        node did not keep it, or the non-tensor operand."""
+        return tuple(a if m is None or (a is not None and a.__class__ is not _Packed)
+                     else Freed(*m) for a, m in zip(self.args, self.metas))
+
+    def needs(self, i: int) -> bool:
+        """Whether input ``i`` gets a gradient from this node."""
+        return self.next[i] is not None
 
     def result(self, i: int = 0) -> Tensor:
         """Output ``i`` (in the graph, as this node's output), for formulas that need it."""
@@ -157,7 +228,7 @@ class Node:
             alias, version = self.out, self.out_version
         else:
             alias, version = self.out[i], self.out_version[i]
-        if alias.__class__ is Freed:
+        if alias.__class__ is _Packed:
             return self._unpack(-1 - i)
         if version is not None and alias._version != version:
             raise modified_error(alias, version, self)
@@ -177,21 +248,60 @@ class Node:
         return unpack(packed)
 
     def release(self) -> None:
-        """Free what the formula would read (after a backward without retain_graph).
-
-        Reading a saved value afterwards raises; inputs are replaced by their metadata,
-        except small non-view ones (not worth the allocation: they hold no other memory).
-        """
+        """Free what the formula would read (after a backward without retain_graph):
+        reading a saved value afterwards raises."""
         self.versions = None
         self.out = None
-        inputs = self.inputs
-        for x in inputs:
-            if isinstance(x, Tensor) and (x._base is not None or x._data.nbytes > _KEEP_BYTES):
-                self.inputs = tuple([Freed(x) if isinstance(x, Tensor) else x for x in inputs])
-                return
+        args = self.args
+        if any(isinstance(a, Tensor) for a in args):
+            self.args = tuple(None if isinstance(a, Tensor) else a for a in args)
+        extra = self.extra
+        if extra is not None:
+            extra.packed = None
+
+    # ------------------------------------------------------------------ saved, by name
+    def __getattr__(self, name: str) -> Any:
+        # torch's nodes answer ``_saved_self``, ``_saved_other``, ``_saved_result``,
+        # ``_raw_saved_self``, ``_saved_self_sym_sizes`` and their params (``_saved_dim``)
+        raw = name.startswith("_raw_saved_")
+        if not (raw or name.startswith("_saved_")):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        key = name[11:] if raw else name[7:]
+        found = _saved_key(self, key)
+        if found is not None:
+            index, kept = found
+            if not kept:
+                return None
+            if raw:
+                return SavedTensor(self, index)
+            return self.result(-1 - index) if index < 0 else self.saved(index)
+        if not raw:
+            if key.endswith("_sym_sizes"):
+                found = _saved_key(self, key[:-10])
+                if found is not None and found[0] >= 0:
+                    return self.metas[found[0]][0]
+            params = self.params
+            if isinstance(params, dict) and key in params:
+                return params[key]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
-_KEEP_BYTES = 4096
+def _saved_key(node: Node, key: str) -> tuple[int, bool] | None:
+    """``(index, kept)`` for a torch name of an operand (index ``-1 - k`` for output ``k``,
+    ``result``): whether the node keeps it; None for a name it does not have."""
+    if key == "result" or (key.startswith("result") and key[6:].isdigit()):
+        if not node.formula.saves_result:
+            return None
+        return -1 - int(key[6:] or 0), node.out is not None
+    op = node.op
+    names = op.arg_names if op is not None else ()
+    if key not in names:
+        return None
+    i = names.index(key)
+    if i >= len(node.args):
+        return None
+    # a non-tensor operand (a Python number) is always kept
+    return i, node.metas[i] is None or node.args[i] is not None
 
 
 class AccumulateGrad(Node):

@@ -1,13 +1,16 @@
-"""The two hooks autograd installs into tensor-core's dispatch.
+"""Autograd's step of the dispatcher: it records each differentiable op as a node.
 
-``record(op, inputs, params, out)`` runs after every op one of whose tensor inputs
-requires grad: it makes the op's node (the outputs' ``grad_fn``). It is on the hot path
-of every op in a training step, so it is written flat: one node object, one tuple of
-edges, one tuple of input versions, no per-call dicts.
+``step(op, args, params, below)`` runs when a differentiable op's operand requires grad
+and grad mode is on: it runs the op beneath (the modes and the kernel) and makes the
+outputs' ``grad_fn``. The node keeps what its formula declares it reads, no more: the
+saved input tensors, the outputs when the formula reads them, and every input's
+metadata. It is on the hot path of every op of a training step, so it is written flat.
 
-``inplace(self, result, op)`` runs before an in-place op writes ``result`` into ``self``:
-it refuses leaves that require grad and moves ``self`` onto ``result``'s history (for a
-view, its base gets a ``CopySlices`` node: the base with the view's region replaced).
+In-place ops are recorded by what they compute: ``x.mul_(y)`` runs ``mul`` on ``x`` (on a
+clone of it when the formula reads it, so that the saved value is the one before the
+write), writes the value back into ``x`` (``copy_`` beneath autograd) and gives ``x`` the
+value's history. For a view, its base gets a ``CopySlices`` node: the base with the view's
+region replaced. ``copy_`` itself gives ``x`` a CopyBackwards node.
 """
 
 from __future__ import annotations
@@ -16,19 +19,22 @@ import itertools
 import re
 from typing import Any
 
-from ember.core.dispatch import Op, grad_mode
+from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
 from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
 from .formulas import FORMULAS, Formula, missing_formula
-from .graph import Freed, Node, NodeExtra, TensorMeta, saved_hooks
+from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
 
-__all__ = ["record", "inplace", "node_class"]
+__all__ = ["step", "node_class", "synthetic_node", "set_formula"]
 
 _next_seq = itertools.count().__next__
 _new = object.__new__
 _by_op: dict[Op, Formula] = {}
 _node_classes: dict[str, type[Node]] = {}
+_COPY_ = REGISTRY["copy_"]
+_CLONE = REGISTRY["clone"]
+_WRITEBACK = {"writeback": True}
 
 
 def node_class(name: str) -> type[Node]:
@@ -39,7 +45,10 @@ def node_class(name: str) -> type[Node]:
     return cls
 
 
-def _formula(op: Op) -> Formula:
+def formula_of(op: Op) -> Formula:
+    f = _by_op.get(op)
+    if f is not None:
+        return f
     f = FORMULAS.get(op.name)
     if f is None:
         f = missing_formula(op.name)
@@ -49,25 +58,36 @@ def _formula(op: Op) -> Formula:
     return f
 
 
-def edges(inputs: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """``(next, versions)``: an edge and the current version of each input."""
-    if len(inputs) == 1:
-        x = inputs[0]
+def set_formula(op: Op, formula: Formula) -> None:
+    """Make ``formula`` the VJP of ``op`` (a custom op's ``register_autograd``)."""
+    FORMULAS[op.name] = formula
+    formula.node_class = None
+    _by_op.pop(op, None)
+
+
+def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+    """``(next, metas, versions)``: an edge, the metadata and the version of each operand."""
+    if len(args) == 1:
+        x = args[0]
         if x.__class__ is Tensor:  # the common unary case, inlined
             vc = x._vc
+            meta = ((x._data.shape, x.dtype, x.device),)
+            version = (0 if vc is None else vc[0],)
             if not x._requires_grad:
-                return (None,), (0 if vc is None else vc[0],)
+                return (None,), meta, version
             fn = x.grad_fn
             if fn is None:
-                return ((x, 0),), (0 if vc is None else vc[0],)
+                return ((x, 0),), meta, version
             m = x._ag
-            return ((fn, 0 if m is None else m.output_nr),), (0 if vc is None else vc[0],)
+            return ((fn, 0 if m is None else m.output_nr),), meta, version
     nxt: list[Any] = []
+    metas: list[Any] = []
     versions: list[Any] = []
-    for x in inputs:
+    for x in args:
         if isinstance(x, Tensor):
             vc = x._vc
             versions.append(0 if vc is None else vc[0])
+            metas.append((x._data.shape, x.dtype, x.device))
             if x._requires_grad:
                 fn = x.grad_fn
                 if fn is None:
@@ -79,8 +99,9 @@ def edges(inputs: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
                 nxt.append(None)
         else:
             versions.append(None)
+            metas.append(None)
             nxt.append(None)
-    return tuple(nxt), tuple(versions)
+    return tuple(nxt), tuple(metas), tuple(versions)
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -90,67 +111,94 @@ def _alias(t: Tensor) -> Tensor:
     return a
 
 
-def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
-    """Make ``out``'s grad_fn (tensor-core calls this when an input requires grad)."""
-    if not grad_mode.enabled or grad_mode.inference:
+# ---------------------------------------------------------------------- the step
+
+def step(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
+    """Run ``op`` beneath autograd and record it (the dispatcher calls this when an
+    operand requires grad, grad mode is on and ``op`` is differentiable)."""
+    if op.mutates:
+        return _inplace(op, args, params, below)
+    out = below(op, args, params)
+    record(op, args, params, out)
+    return out
+
+
+def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
+    """Make the node of ``op``'s run on ``args`` that gave ``out``."""
+    if grad_mode.inference:
         return
     f = _by_op.get(op)
     if f is None:
-        if not op.differentiable:
-            return
-        f = _formula(op)
+        f = formula_of(op)
     if out.__class__ is not Tensor and isinstance(out, tuple):
-        _record_multi(op, f, inputs, params, out)
+        _record_multi(op, f, args, params, out)
         return
     if out.dtype.category < 2:
         return
-    node = _op_node(op, f, inputs, params, 1)
+    node = _op_node(op, f, args, params, 1)
     out._requires_grad = True
     out.grad_fn = node
-    if f.saves_result:
+    keep = f.saves_result
+    if not isinstance(keep, bool):
+        keep = keep(node.next)
+    if keep:
         node.out = _alias(out)
         node.out_version = out._version
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
         _record_extras(node, f, (out,))
+    if f.setup is not None:
+        f.setup(node, args, out)
 
 
-def _op_node(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any, n_out: int) -> Node:
+def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int) -> Node:
     """The node of one run of a registered op, linked to its inputs' nodes."""
     node = _new(f.node_class)
     node.op = op
     node.params = params
-    node.inputs = inputs
     node.formula = f
     node.seq = _next_seq()
     node.n_out = n_out
     node.extra = None
-    node.next, node.versions = edges(inputs)
+    nxt, metas, versions = edges(args)
+    node.next = nxt
+    node.metas = metas
+    node.versions = versions
+    saved = f.saved
+    if not isinstance(saved, tuple):
+        saved = saved(nxt)
+    node.args = tuple(a if m is None or i in saved else None
+                      for i, (a, m) in enumerate(zip(args, metas)))
     if f.variants:
         node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
     return node
 
 
-def _record_multi(op: Op, f: Formula, inputs: tuple[Any, ...], params: Any,
+def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
                   outs: tuple[Any, ...]) -> None:
     diff = [o is not None and o.dtype.category >= 2 for o in outs]
     if not any(diff):
         return
-    node = _op_node(op, f, inputs, params, len(outs))
+    node = _op_node(op, f, args, params, len(outs))
     for i, o in enumerate(outs):
         if diff[i]:
             o._requires_grad = True
             o.grad_fn = node
             if i:
                 set_output_nr(o, i)
-    if f.saves_result:
+    keep = f.saves_result
+    if not isinstance(keep, bool):
+        keep = keep(node.next)
+    if keep:
         node.out = tuple(_alias(o) if d else o for o, d in zip(outs, diff))
         node.out_version = tuple(o._version if d else None for o, d in zip(node.out, diff))
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
         _record_extras(node, f, outs)
+    if f.setup is not None:
+        f.setup(node, args, outs)
 
 
 def set_output_nr(t: Tensor, nr: int) -> None:
@@ -171,43 +219,75 @@ def _record_extras(node: Node, f: Formula, outs: tuple[Any, ...]) -> None:
         return
     pack, unpack = saved_hooks.stack[-1]
     packed: dict[int, Any] = {}
-    inputs = node.inputs
-    for i in f.saved(node) if callable(f.saved) else f.saved:
-        if i < len(inputs) and isinstance(inputs[i], Tensor):
-            packed[i] = (unpack, pack(inputs[i]))
-    if f.saves_result:
+    args = node.args
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            packed[i] = (unpack, pack(a))
+    if node.out is not None:
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) and o.dtype.category >= 2:
                 packed[-1 - i] = (unpack, pack(o))
-        node.out = (Freed(outs[0]) if node.n_out == 1 else
-                    tuple(Freed(o) if isinstance(o, Tensor) else o for o in outs))
+        node.out = (_PACKED if node.n_out == 1 else
+                    tuple(_PACKED if isinstance(o, Tensor) else o for o in outs))
     extra.packed = packed
-    # what is packed is all the formula may read: drop the references to the inputs
-    node.inputs = tuple(Freed(x) if isinstance(x, Tensor) else x for x in inputs)
+    # what is packed is all the formula may read: drop the references to the tensors
+    node.args = tuple(_PACKED if isinstance(a, Tensor) else a for a in args)
 
 
 # ---------------------------------------------------------------------- in-place
 
-def inplace(self: Tensor, result: Tensor, opname: str) -> None:
-    """Before ``self`` is overwritten with ``result``: refuse, or move self's history."""
-    if not grad_mode.enabled or grad_mode.inference:
-        return
+def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
+    """An in-place op in the graph: computed out of place, written back, rebased. Every
+    refusal comes before the write: a refused op leaves its operand unchanged."""
+    self = args[0]
+    if grad_mode.inference:
+        return below(op, args, params)
+    base = _check_writable_in_graph(self)
+    if op is _COPY_:
+        src = args[1]
+        copying = params is None or not params.get("writeback")
+        value = src
+        node = _copy_node(self, src) if copying else None
+    else:
+        functional = op.functional
+        assert functional is not None  # every differentiable in-place op names one
+        f = formula_of(functional)
+        saved = f.saved
+        if not isinstance(saved, tuple):
+            saved = saved(tuple(a if isinstance(a, Tensor) and a._requires_grad else None
+                                for a in args))
+        src = dispatch(_CLONE, (self,), None) if 0 in saved else self
+        value = dispatch(functional, (src, *args[1:]), params)
+        node = None
+    below(_COPY_, (self, value), _WRITEBACK)
+    if node is not None:  # copy_: the new value is self's memory, with a copy's history
+        value = _alias(self)
+        value._requires_grad = True
+        value.grad_fn = node
+    if base is not None and (value._requires_grad or base._requires_grad):
+        _copy_slices(base, self, value)
+    _rebase(self, value, op.name)
+    return self
+
+
+def _check_writable_in_graph(self: Tensor) -> Tensor | None:
+    """torch's refusals of in-place writes into leaves that require grad (and views of
+    them); the base whose history a write into a view changes, if any."""
     if self._requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if opname == "copy_":
-        result = _copy_result(self, result)
     base = self._base
-    if base is not None and (self.grad_fn is not None or not base._requires_grad):
-        if base._requires_grad and base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
-        _copy_slices(base, self, result)
-    _rebase(self, result, opname)
+    if base is None or not (self.grad_fn is not None or not base._requires_grad):
+        return None
+    if base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    return base
 
 
-def _rebase(self: Tensor, result: Tensor, opname: str) -> None:
-    node = result.grad_fn
+def _rebase(self: Tensor, value: Tensor, opname: str) -> None:
+    """``self`` now holds ``value``: it takes value's history."""
+    node = value.grad_fn
     if node is None:
         if not self._requires_grad:
             return
@@ -215,12 +295,12 @@ def _rebase(self: Tensor, result: Tensor, opname: str) -> None:
         node = _overwrite_node(self, opname)
         nr = 0
     else:
-        m = result._ag
+        m = value._ag
         nr = 0 if m is None else m.output_nr
-        if node.out is not None and node.n_out == 1 and node.out.__class__ is not Freed:
-            # the node's output is now ``self``: check the version self will have after the write
+        if node.out is not None and node.n_out == 1 and node.out.__class__ is Tensor:
+            # the node's output is now ``self``: it checks the version self has after the write
             node.out = _alias(self)
-            node.out_version = self._version + 1
+            node.out_version = self._version
     old = self.grad_fn
     self.grad_fn = node
     self._requires_grad = True
@@ -243,26 +323,25 @@ def synthetic_node(name: str, formula: Any, inputs: tuple[Tensor, ...], params: 
     node = _new(node_class(name))
     node.op = None
     node.params = params
-    node.inputs = (Freed(inputs[0]), *inputs[1:])
     node.formula = formula
     node.seq = _next_seq()
     node.n_out = 1
     node.extra = None
     node.out = None
-    node.next, _ = edges(inputs)
+    node.next, node.metas, _ = edges(inputs)
+    node.args = (None, *inputs[1:])
     node.versions = (None,) * len(inputs)
     return node
 
 
-def _copy_result(self: Tensor, result: Tensor) -> Tensor:
-    """``self.copy_(src)``: the new value is src's, and self's old history gets zeros."""
+def _copy_node(self: Tensor, src: Tensor) -> Node:
+    """``self.copy_(src)``'s node: the gradient goes to ``src`` (summed to its shape), and
+    self's old history gets zeros."""
     from .formulas import COPY
 
-    node = synthetic_node("CopyBackwards", COPY, (self, result))
-    alias = make(result._data, result.dtype, result.device)
-    alias._requires_grad = True
-    alias.grad_fn = node
-    return alias
+    node = synthetic_node("CopyBackwards", COPY, (self, src))
+    node.args = (None, None)  # the formula reads no values
+    return node
 
 
 def _camel(opname: str) -> str:
@@ -275,12 +354,13 @@ def _overwrite_node(self: Tensor, opname: str) -> Node:
     return synthetic_node(f"{_camel(opname)}Backward0", OVERWRITE, (self,))
 
 
-def _copy_slices(base: Tensor, view: Tensor, result: Tensor) -> None:
-    """Give ``base`` a history in which the view's region is replaced by ``result``."""
+def _copy_slices(base: Tensor, view: Tensor, value: Tensor) -> None:
+    """Give ``base`` a history in which the view's region is replaced by ``value``."""
     from .formulas import COPY_SLICES
     from .views import region_index
 
-    node = synthetic_node("CopySlices", COPY_SLICES, (base, result), region_index(base, view))
+    node = synthetic_node("CopySlices", COPY_SLICES, (base, value), region_index(base, view))
+    node.args = (None, None)
     base.grad_fn = node
     base._requires_grad = True
     set_output_nr(base, 0)

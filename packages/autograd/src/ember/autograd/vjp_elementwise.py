@@ -13,6 +13,8 @@ from typing import Any
 import ember.core as E
 from ember.core.tensor import Tensor, make
 
+from .formula import XY, Formula, X, needed
+
 Grads = tuple[Any, ...]
 
 
@@ -201,9 +203,7 @@ def sinc(n: Any, g: Tensor) -> Grads:
 # ----------------------------------------------------------------------------- pointwise
 
 def clamp(n: Any, g: Tensor) -> Grads:
-    x, lo, hi = n.saved(0), n.inputs[1], n.inputs[2]
-    if isinstance(lo, Tensor) or isinstance(hi, Tensor):
-        lo, hi = n.saved(1), n.saved(2)
+    x, lo, hi = n.saved(0), n.saved(1), n.saved(2)
     # a bound given as None clamps nothing on its side
     above: Any = None if lo is None else x >= lo
     below: Any = None if hi is None else x <= hi
@@ -221,9 +221,8 @@ def clamp(n: Any, g: Tensor) -> Grads:
 
 
 def clamp_name(n: Any) -> str:
-    _, lo, hi = n.inputs
-    return "ClampBackward0" if isinstance(lo, Tensor) or isinstance(hi, Tensor) else \
-        "ClampBackward1"
+    tensors = n.metas[1] is not None or n.metas[2] is not None
+    return "ClampBackward0" if tensors else "ClampBackward1"
 
 
 def where(n: Any, g: Tensor) -> Grads:
@@ -233,12 +232,30 @@ def where(n: Any, g: Tensor) -> Grads:
     return None, ga, gb
 
 
+def lerp_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """The weight for input's and end's gradients, input and end for the weight's."""
+    ends = (2,) if edges[0] is not None or edges[1] is not None else ()
+    return ends + ((0, 1) if edges[2] is not None else ())
+
+
 def lerp(n: Any, g: Tensor) -> Grads:
-    w = n.saved(2)
-    gx = g * (1 - w) if needs(n, 0) else None
-    ge = g * w if needs(n, 1) else None
-    gw = g * (n.saved(1) - n.saved(0)) if needs(n, 2) else None
+    gx = ge = gw = None
+    if needs(n, 0) or needs(n, 1):
+        w = n.saved(2)
+        gx = g * (1 - w) if needs(n, 0) else None
+        ge = g * w if needs(n, 1) else None
+    if needs(n, 2):
+        gw = g * (n.saved(1) - n.saved(0))
     return gx, ge, gw
+
+
+def lerp_name(n: Any) -> str:
+    return "LerpBackward1" if n.metas[2] is not None else "LerpBackward0"
+
+
+def addcmul_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """Each factor for the other one's gradient."""
+    return tuple(i for i, other in ((1, 2), (2, 1)) if edges[other] is not None)
 
 
 def addcmul(n: Any, g: Tensor) -> Grads:
@@ -248,25 +265,32 @@ def addcmul(n: Any, g: Tensor) -> Grads:
     return g, g1, g2
 
 
+def addcdiv_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """The divisor for either factor's gradient, the dividend for the divisor's."""
+    if edges[2] is not None:
+        return (1, 2)
+    return (2,) if edges[1] is not None else ()
+
+
 def addcdiv(n: Any, g: Tensor) -> Grads:
     value = number(n.params["value"])
-    t2 = n.saved(2)
-    g1 = g * value / t2 if needs(n, 1) else None
-    g2 = -g * value * n.saved(1) / (t2 * t2) if needs(n, 2) else None
+    g1 = g2 = None
+    if needs(n, 1) or needs(n, 2):
+        t2 = n.saved(2)
+        g1 = g * value / t2 if needs(n, 1) else None
+        g2 = -g * value * n.saved(1) / (t2 * t2) if needs(n, 2) else None
     return g, g1, g2
 
 
-def softmax(n: Any, g: Tensor) -> Grads:
-    y = n.result()
-    dim = n.params["dim"]
-    if y.ndim == 0:
-        return ((g - g * y) * y,)
-    return ((g - (g * y).sum(dim, keepdim=True)) * y,)
-
-
-def log_softmax(n: Any, g: Tensor) -> Grads:
-    y = n.result()
-    dim = n.params["dim"]
-    if y.ndim == 0:
-        return (g - y.exp() * g,)
-    return (g - y.exp() * g.sum(dim, keepdim=True),)
+F = Formula
+FORMULAS: dict[str, Formula] = {
+    # ------------------------------------------------------------------ pointwise
+    "clamp": F(clamp, (0, 1, 2), name=clamp_name),
+    "where": F(where, X, listed=(1, 2)),
+    "complex": F(complex_),
+    "addcmul": F(addcmul, addcmul_saved),
+    "addcdiv": F(addcdiv, addcdiv_saved),
+    "lerp": F(lerp, lerp_saved, name=lerp_name),
+    "nan_to_num": F(lambda n, g: (E.where(n.saved(0).isfinite(), g, 0.0),), X),
+    "float_power": F(pow, XY, needed(1), name=pow_name),
+}

@@ -1,7 +1,8 @@
-"""VJPs of indexing (getitem's advanced part, setitem, index_put, masked ops) and of the
-ops that index along one dim (gather/scatter, index_*, take/put).
+"""VJPs of indexing (getitem's advanced part, index_put, masked ops) and of the ops that
+index along one dim (gather/scatter, index_*, take/put).
 
-Index tensors travel in ``params``; they are never differentiated.
+Index tensors and masks are operands that get no gradient: each formula declares them
+saved (torch saves them too) and reads them with ``n.saved(i)``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import ember.core as E
 from ember.core.tensor import Tensor
 
+from .formula import Formula, R
 from .vjp_elementwise import needs
 from .vjp_reduction import input_shape
 
@@ -29,74 +31,78 @@ def _key(indices: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(slice(None) if e is None else e for e in indices)
 
 
+def _from(start: int) -> Any:
+    """A ``saved`` declaration: the operands from ``start`` on (the index entries)."""
+
+    def saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
+        return tuple(range(start, len(edges)))
+
+    return saved
+
+
+def _entries(n: Any, start: int) -> tuple[Any, ...]:
+    """The index entries (tensors or None) from operand ``start`` on."""
+    return tuple(n.saved(i) for i in range(start, len(n.metas)))
+
+
+_INDEX = (1,)  # the index (or mask) right after the input
+
+
+def _for_source(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """The index, read only for the gradient of the source (operand 2)."""
+    return _INDEX if edges[2] is not None else ()
+
+
 # ----------------------------------------------------------------------------- indexing
 
 def index(n: Any, g: Tensor) -> Grads:
-    out = _zeros(input_shape(n), g)
-    return (out.index_put(n.params["indices"], g, accumulate=True),)
-
-
-def setitem(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    basic, indices = p["index"], p["indices"]
-    gx = gv = None
-    if needs(n, 0):
-        gx = g.clone()
-        region = gx[basic] if basic else gx
-        if indices is None:
-            region.fill_(0)
-        else:
-            region[_key(indices)] = 0
-    if needs(n, 1):
-        gv = g[basic] if basic else g
-        if indices is not None:
-            gv = gv[_key(indices)]
-    return gx, gv
+    entries = _entries(n, 1)
+    out = _zeros(input_shape(n), g).index_put(entries, g, accumulate=True)
+    return (out,) + (None,) * len(entries)
 
 
 def index_put(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    entries = _entries(n, 2)
     gx = gv = None
     if needs(n, 0):
-        gx = g if p["accumulate"] else g.index_put(p["indices"], _zeros((), g))
+        gx = g if n.params["accumulate"] else g.index_put(entries, _zeros((), g))
     if needs(n, 1):
-        gv = g[_key(p["indices"])]
-    return gx, gv
+        gv = g[_key(entries)]
+    return (gx, gv) + (None,) * len(entries)
 
 
 def masked_fill(n: Any, g: Tensor) -> Grads:
-    mask = n.params["mask"]
+    mask = n.saved(1)
     gx = E.where(mask, 0.0, g) if needs(n, 0) else None
-    gv = E.where(mask, g, 0.0).sum() if needs(n, 1) else None
-    return gx, gv
+    gv = E.where(mask, g, 0.0).sum() if needs(n, 2) else None
+    return gx, None, gv
 
 
 def masked_select(n: Any, g: Tensor) -> Grads:
-    mask = n.params["mask"]
-    shape = tuple(np.broadcast_shapes(input_shape(n), tuple(mask.shape)))
-    return (_zeros(shape, g).masked_scatter(mask, g),)
+    mask = n.saved(1)
+    shape = tuple(np.broadcast_shapes(input_shape(n), input_shape(n, 1)))
+    return _zeros(shape, g).masked_scatter(mask, g), None
 
 
 def masked_scatter(n: Any, g: Tensor) -> Grads:
-    mask = n.params["mask"]
+    mask = n.saved(1)
     gx = gs = None
     if needs(n, 0):
         gx = E.where(mask, 0.0, g)
-    if needs(n, 1):
-        shape = input_shape(n, 1)
+    if needs(n, 2):
+        shape = input_shape(n, 2)
         picked = g.masked_select(mask)
         missing = math.prod(shape) - picked.numel()
         if missing > 0:
             picked = E.cat([picked, _zeros((missing,), g)])
         gs = picked.reshape(shape)
-    return gx, gs
+    return gx, None, gs
 
 
 # ----------------------------------------------------------------------------- gather, scatter
 
 def gather(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    return (_zeros(input_shape(n), g).scatter_add(p["dim"], p["index"], g),)
+    return _zeros(input_shape(n), g).scatter_add(n.params["dim"], n.saved(1), g), None
 
 
 def scatter(n: Any, g: Tensor) -> Grads:
@@ -104,24 +110,25 @@ def scatter(n: Any, g: Tensor) -> Grads:
     if p["reduce"] == "multiply":
         raise NotImplementedError("the derivative for 'scatter' with reduce='multiply' is not "
                                   "implemented.")
+    idx = n.saved(1)
     gx = gs = None
     if needs(n, 0):
-        gx = g if p["reduce"] == "add" else g.scatter(p["dim"], p["index"], 0)
-    if needs(n, 1):
-        gs = g.gather(p["dim"], p["index"])
-    return gx, gs
+        gx = g if p["reduce"] == "add" else g.scatter(p["dim"], idx, 0)
+    if needs(n, 2):
+        gs = g.gather(p["dim"], idx)
+    return gx, None, gs
 
 
 def scatter_add(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    return g, g.gather(p["dim"], p["index"]) if needs(n, 1) else None
+    gs = g.gather(n.params["dim"], n.saved(1)) if needs(n, 2) else None
+    return g, None, gs
 
 
 def scatter_reduce(n: Any, g: Tensor) -> Grads:
     """torch's scatter_reduce_backward, reduction by reduction."""
     p = n.params
-    dim, idx, reduce, include_self = p["dim"], p["index"], p["reduce"], p["include_self"]
-    x, src = n.saved(0), n.saved(1)
+    dim, reduce, include_self = p["dim"], p["reduce"], p["include_self"]
+    x, idx, src = n.saved(0), n.saved(1), n.saved(2)
     if reduce == "sum":
         gx, gs = g, g.gather(dim, idx)
     elif reduce == "mean":
@@ -154,25 +161,14 @@ def scatter_reduce(n: Any, g: Tensor) -> Grads:
         gs = src_hit * spread.gather(dim, idx)
     if not include_self:
         gx = gx.scatter(dim, idx, 0)
-    return gx if needs(n, 0) else None, gs if needs(n, 1) else None
+    return gx if needs(n, 0) else None, None, gs if needs(n, 2) else None
 
 
 def index_select(n: Any, g: Tensor) -> Grads:
-    p = n.params
     shape = input_shape(n)
     if not shape:
-        return (g.sum(),)
-    return (_zeros(shape, g).index_add(p["dim"], p["index"].reshape(-1), g),)
-
-
-def index_add(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    gs = None
-    if needs(n, 1):
-        gs = _select(g, p["dim"], p["index"], input_shape(n, 1))
-        if p["alpha"] != 1:
-            gs = gs * p["alpha"]
-    return g, gs
+        return g.sum(), None
+    return _zeros(shape, g).index_add(n.params["dim"], n.saved(1).reshape(-1), g), None
 
 
 def _select(g: Tensor, dim: int, index: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -181,40 +177,72 @@ def _select(g: Tensor, dim: int, index: Tensor, shape: tuple[int, ...]) -> Tenso
     return g.index_select(dim, index.reshape(-1)).reshape(shape)
 
 
-def index_copy(n: Any, g: Tensor) -> Grads:
+def index_add(n: Any, g: Tensor) -> Grads:
     p = n.params
-    gx = g.index_fill(p["dim"], p["index"], 0) if needs(n, 0) else None
-    gs = _select(g, p["dim"], p["index"], input_shape(n, 1)) if needs(n, 1) else None
-    return gx, gs
+    gs = None
+    if needs(n, 2):
+        gs = _select(g, p["dim"], n.saved(1), input_shape(n, 2))
+        if p["alpha"] != 1:
+            gs = gs * p["alpha"]
+    return g, None, gs
+
+
+def index_copy(n: Any, g: Tensor) -> Grads:
+    dim, idx = n.params["dim"], n.saved(1)
+    gx = g.index_fill(dim, idx, 0) if needs(n, 0) else None
+    gs = _select(g, dim, idx, input_shape(n, 2)) if needs(n, 2) else None
+    return gx, None, gs
 
 
 def index_fill(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    gx = g.index_fill(p["dim"], p["index"], 0) if needs(n, 0) else None
+    dim, idx = n.params["dim"], n.saved(1)
+    gx = g.index_fill(dim, idx, 0) if needs(n, 0) else None
     gv = None
-    if needs(n, 1):
-        gv = g.sum() if not g.ndim else g.index_select(p["dim"], p["index"].reshape(-1)).sum()
-    return gx, gv
+    if needs(n, 2):
+        gv = g.sum() if not g.ndim else g.index_select(dim, idx.reshape(-1)).sum()
+    return gx, None, gv
 
 
 def take(n: Any, g: Tensor) -> Grads:
-    return (_zeros(input_shape(n), g).put(n.params["index"], g, accumulate=True),)
+    return _zeros(input_shape(n), g).put(n.saved(1), g, accumulate=True), None
 
 
 def take_along_dim(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    shape, d, idx = input_shape(n), p["dim"], p["index"]
+    shape, d, idx = input_shape(n), n.params["dim"], n.saved(1)
     if d is None or not shape:
-        return (_zeros(shape, g).put(idx, g.reshape(idx.shape), accumulate=True),)
+        return _zeros(shape, g).put(idx, g.reshape(idx.shape), accumulate=True), None
     full = g.shape[:d] + (shape[d],) + g.shape[d + 1:]
-    return (_zeros(full, g).scatter_add(d, idx.expand(g.shape), g),)
+    return _zeros(full, g).scatter_add(d, idx.expand(g.shape), g), None
 
 
 def put(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    idx = n.saved(1)
     gx = gs = None
     if needs(n, 0):
-        gx = g if p["accumulate"] else g.put(p["index"], _zeros(p["index"].shape, g))
-    if needs(n, 1):
-        gs = g.take(p["index"]).reshape(input_shape(n, 1))
-    return gx, gs
+        gx = g if n.params["accumulate"] else g.put(idx, _zeros(idx.shape, g))
+    if needs(n, 2):
+        gs = g.take(idx).reshape(input_shape(n, 2))
+    return gx, None, gs
+
+
+F = Formula
+FORMULAS: dict[str, Formula] = {
+    # ------------------------------------------------------------------ indexing
+    "index": F(index, _from(1)),
+    "index_put": F(index_put, _from(2)),
+    "masked_fill": F(masked_fill, _INDEX),
+    "masked_select": F(masked_select, _INDEX),
+    "masked_scatter": F(masked_scatter, _INDEX),
+    # ------------------------------------------------------------------ along one dim
+    "gather": F(gather, _INDEX),
+    "scatter": F(scatter, _INDEX),
+    "scatter_add": F(scatter_add, _for_source),
+    "scatter_reduce": F(scatter_reduce, (0, 1, 2), R),
+    "index_select": F(index_select, _INDEX),
+    "index_add": F(index_add, _for_source),
+    "index_copy": F(index_copy, _INDEX),
+    "index_fill": F(index_fill, _INDEX),
+    "take": F(take, _INDEX),
+    "take_along_dim": F(take_along_dim, _INDEX),
+    "put": F(put, _INDEX),
+}

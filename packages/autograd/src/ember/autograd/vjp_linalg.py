@@ -1,5 +1,7 @@
-"""VJPs of products: matmul (and the mm/bmm/mv/dot forms recorded as it), addmm, addbmm,
-vdot, outer, kron, tensordot, einsum, cross, trace."""
+"""VJPs of products: matmul (and the mm/bmm/mv/dot forms dispatching it), addmm (and
+addmv/baddbmm), addbmm, vdot, outer, kron, tensordot, einsum (a pairwise contraction),
+cross, trace. Each product keeps an operand only for the other operand's gradient, as
+torch's do; shapes come from the node's metadata."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any
 import ember.core as E
 from ember.core.tensor import Tensor
 
+from .formula import Formula, crossed
 from .vjp_elementwise import needs
 
 Grads = tuple[Any, ...]
@@ -90,78 +93,64 @@ def outer(n: Any, g: Tensor) -> Grads:
 
 
 def kron(n: Any, g: Tensor) -> Grads:
-    a, b = n.saved(0), n.saved(1)
-    rank = max(a.ndim, b.ndim)
-    sa = (1,) * (rank - a.ndim) + tuple(a.shape)
-    sb = (1,) * (rank - b.ndim) + tuple(b.shape)
+    shape_a, shape_b = n.metas[0][0], n.metas[1][0]
+    rank = max(len(shape_a), len(shape_b))
+    sa = (1,) * (rank - len(shape_a)) + tuple(shape_a)
+    sb = (1,) * (rank - len(shape_b)) + tuple(shape_b)
     pairs = g.reshape([v for i in range(rank) for v in (sa[i], sb[i])])
-    a_axes = tuple(range(0, 2 * rank, 2))
-    b_axes = tuple(range(1, 2 * rank, 2))
     ga = gb = None
     if needs(n, 0):
-        spread_b = b.reshape([v for s in sb for v in (1, s)])
-        ga = (pairs * spread_b).sum(b_axes).reshape(a.shape)
+        spread_b = n.saved(1).reshape([v for s in sb for v in (1, s)])
+        ga = (pairs * spread_b).sum(tuple(range(1, 2 * rank, 2))).reshape(shape_a)
     if needs(n, 1):
-        spread_a = a.reshape([v for s in sa for v in (s, 1)])
-        gb = (pairs * spread_a).sum(a_axes).reshape(b.shape)
+        spread_a = n.saved(0).reshape([v for s in sa for v in (s, 1)])
+        gb = (pairs * spread_a).sum(tuple(range(0, 2 * rank, 2))).reshape(shape_b)
     return ga, gb
 
 
-def einsum_operand_grad(equation: str, operands: list[Tensor], g: Tensor, i: int) -> Tensor:
-    """The gradient of operand ``i`` of a spelled-out einsum: an einsum of the output's
-    gradient with the other operands. Labels the target has alone get a ones operand;
-    a repeated label (a diagonal) gets a fresh label tied to it by an identity matrix."""
+def einsum_operand_grad(equation: str, shapes: list[tuple[int, ...]],
+                        operands: list[Tensor | None], g: Tensor, i: int) -> Tensor:
+    """The gradient of operand ``i`` of a spelled-out einsum whose terms repeat no label: an
+    einsum of the output's gradient with the other operands (``operands[i]`` is not read;
+    ``shapes`` are every operand's). A label only the target holds gets a ones operand."""
     lhs, rhs = equation.split("->")
     terms = lhs.split(",")
     sizes: dict[str, int] = {}
-    for term, op in zip(terms, operands):
-        for label, size in zip(term, op.shape):
-            sizes[label] = max(sizes.get(label, 1), size)
+    for term, shape in zip(terms, shapes):
+        for label, size in zip(term, shape):
+            if sizes.get(label, 1) == 1:
+                sizes[label] = size
     others = [(t, op) for j, (t, op) in enumerate(zip(terms, operands)) if j != i]
     available = set(rhs).union(*(set(t) for t, _ in others))
-    fresh = [c for c in _LETTERS if c not in equation]
-    extra_terms: list[str] = []
-    extra_ops: list[Tensor] = []
-    out_labels: list[str] = []
-    for label in terms[i]:
-        if label in out_labels:
-            tied = fresh.pop()
-            out_labels.append(tied)
-            extra_terms.append(label + tied)
-            extra_ops.append(E.eye(sizes[label], dtype=g.dtype, device=g.device))
-            continue
-        out_labels.append(label)
-        if label not in available:
-            extra_terms.append(label)
-            extra_ops.append(E.ones(sizes[label], dtype=g.dtype, device=g.device))
-    spec = ",".join([rhs] + [t for t, _ in others] + extra_terms) + "->" + "".join(out_labels)
-    return E.einsum(spec, g, *[op for _, op in others], *extra_ops)  # type: ignore[no-any-return]
+    alone = [label for label in terms[i] if label not in available]
+    ones = [E.ones(sizes[label], dtype=g.dtype, device=g.device) for label in alone]
+    spec = ",".join([rhs] + [t for t, _ in others] + alone) + "->" + terms[i]
+    return E.einsum(spec, g, *[op for _, op in others], *ones)  # type: ignore[no-any-return]
+
+
+def _pair_grads(n: Any, equation: str, g: Tensor) -> Grads:
+    """Both operands' gradients of a two-operand einsum, each from the other operand."""
+    shapes = [m[0] for m in n.metas]
+    gx = einsum_operand_grad(equation, shapes, [None, n.saved(1)], g, 0) if needs(n, 0) else None
+    gy = einsum_operand_grad(equation, shapes, [n.saved(0), None], g, 1) if needs(n, 1) else None
+    return gx, gy
 
 
 def einsum(n: Any, g: Tensor) -> Grads:
-    equation = n.params["equation"]
-    count = len(n.inputs)
-    if not any(needs(n, i) for i in range(count)):
-        return (None,) * count
-    operands = [n.saved(i) for i in range(count)]
-    return tuple(einsum_operand_grad(equation, operands, g, i) if needs(n, i) else None
-                 for i in range(count))
+    return _pair_grads(n, n.params["equation"], g)
 
 
 def tensordot(n: Any, g: Tensor) -> Grads:
     p = n.params
-    a, b = n.saved(0), n.saved(1)
     dims_a, dims_b = p["dims_a"], p["dims_b"]
     letters = iter(_LETTERS)
-    ta = [next(letters) for _ in range(a.ndim)]
-    tb = [next(letters) for _ in range(b.ndim)]
+    ta = [next(letters) for _ in n.metas[0][0]]
+    tb = [next(letters) for _ in n.metas[1][0]]
     for da, db in zip(dims_a, dims_b):
         tb[db] = ta[da]
     out = [c for d, c in enumerate(ta) if d not in dims_a] + \
           [c for d, c in enumerate(tb) if d not in dims_b]
-    equation = f"{''.join(ta)},{''.join(tb)}->{''.join(out)}"
-    return tuple(einsum_operand_grad(equation, [a, b], g, i) if needs(n, i) else None
-                 for i in range(2))
+    return _pair_grads(n, f"{''.join(ta)},{''.join(tb)}->{''.join(out)}", g)
 
 
 def cross(n: Any, g: Tensor) -> Grads:
@@ -172,5 +161,41 @@ def cross(n: Any, g: Tensor) -> Grads:
 
 
 def trace(n: Any, g: Tensor) -> Grads:
-    rows, cols = n.inputs[0]._data.shape
+    rows, cols = n.metas[0][0]
     return (g * E.eye(rows, cols, dtype=g.dtype, device=g.device),)
+
+
+def _matmul_name(n: Any) -> str:
+    ranks = (len(n.metas[0][0]), len(n.metas[1][0]))
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
+            (3, 3): "BmmBackward0"}.get(ranks, "MatmulBackward0")
+
+
+def _addmm_name(n: Any) -> str:
+    """addmv and baddbmm dispatch addmm: torch names their nodes after them."""
+    if len(n.metas[2][0]) == 1:
+        return "AddmvBackward0"
+    return "BaddbmmBackward0" if len(n.metas[1][0]) == 3 else "AddmmBackward0"
+
+
+def _mats_crossed(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """The two factors of ``beta * input + alpha * m1 @ m2``, each read for the other's
+    gradient (``input`` is never read)."""
+    return tuple(i for i in (1, 2) if edges[3 - i] is not None)
+
+
+F = Formula
+FORMULAS: dict[str, Formula] = {
+    # ------------------------------------------------------------------ linear algebra
+    "matmul": F(matmul, crossed, name=_matmul_name),
+    "addmm": F(addmm, _mats_crossed, name=_addmm_name),
+    "addbmm": F(addbmm, _mats_crossed),
+    "vdot": F(vdot, crossed),
+    # torch's outer is a product of the column ``input`` and the row ``vec2``
+    "outer": F(outer, crossed, name="MulBackward0"),
+    "kron": F(kron, crossed),
+    "tensordot": F(tensordot, crossed),
+    "einsum": F(einsum, crossed),
+    "cross": F(cross, crossed, name="LinalgCrossBackward0"),
+    "trace": F(trace),
+}

@@ -1,12 +1,15 @@
 """VJPs of reductions, scans and the value-selecting ops (max with dim, sort, topk...).
 
 ``dim`` params follow tensor-core's reduction module: a tuple of non-negative dims, or
-None for all dims (and for every reduction of a 0-d tensor).
+None for all dims (and for every reduction of a 0-d tensor). A reduction of the sum
+family (sum, nansum, mean, nanmean, prod, amax, amin) over every element with the default
+options has no params at all.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -14,12 +17,14 @@ import numpy as np
 import ember.core as E
 from ember.core.tensor import Tensor, make
 
+from .formula import Formula, R, X
+
 Grads = tuple[Any, ...]
 
 
 def input_shape(n: Any, i: int = 0) -> tuple[int, ...]:
     """The shape input ``i`` had (also after the node was freed)."""
-    return n.inputs[i]._data.shape  # type: ignore[no-any-return]
+    return n.metas[i][0]  # type: ignore[no-any-return]
 
 
 def kept(shape: tuple[int, ...], dims: Any) -> tuple[int, ...]:
@@ -46,27 +51,45 @@ def _count(shape: tuple[int, ...], dims: Any) -> int:
     return math.prod(shape[d] for d in dims)
 
 
+_WHOLE = {"dim": None, "keepdim": False, "dtype": None}
+
+
+def reduced(n: Any) -> dict[str, Any]:
+    """The node's params; those of a reduction over everything when it has none."""
+    return n.params or _WHOLE
+
+
+def by_dim(base: str) -> Callable[[Any], str]:
+    """torch numbers the overloads: ``SumBackward0`` reduces everything, ``1`` some dims
+    (``formula.by_dim`` for nodes that may have no params)."""
+
+    def name(n: Any) -> str:
+        return base + ("0" if reduced(n)["dim"] is None and len(n.metas[0][0]) else "1")
+
+    return name
+
+
 # ----------------------------------------------------------------------------- sums, means
 
 def sum_(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     return (restore(g, input_shape(n), p["dim"], p["keepdim"]),)
 
 
 def nansum(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     x = n.saved(0)
     return (E.where(x.isnan(), 0.0, restore(g, x.shape, p["dim"], p["keepdim"])),)
 
 
 def mean(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     shape = input_shape(n)
     return (restore(g, shape, p["dim"], p["keepdim"]) / _count(shape, p["dim"]),)
 
 
 def nanmean(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     x = n.saved(0)
     present = ~x.isnan()
     count = present.sum(p["dim"], keepdim=True)
@@ -86,7 +109,7 @@ def _exclusive_products(x: Tensor, dim: int) -> Tensor:
 
 
 def prod(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     x = n.saved(0)
     dim, keepdim = p["dim"], p["keepdim"]
     if x.ndim == 0:
@@ -135,8 +158,19 @@ def _spread_over_ties(g: Tensor, x: Tensor, out: Tensor, dims: Any, keepdim: boo
 
 
 def amax(n: Any, g: Tensor) -> Grads:
-    p = n.params
+    p = reduced(n)
     return (_spread_over_ties(g, n.saved(0), n.result(), p["dim"], p["keepdim"]),)
+
+
+def aminmax(n: Any, g: Any) -> Grads:
+    """Each extreme's gradient shared among the entries that attain it, then summed."""
+    p = n.params
+    x = n.saved(0)
+    parts = [_spread_over_ties(gi, x, n.result(i), p["dim"], p["keepdim"])
+             for i, gi in enumerate(g) if gi is not None]
+    if not parts:
+        return (None,)
+    return (parts[0] if len(parts) == 1 else parts[0] + parts[1],)
 
 
 def select_back(g: Tensor, indices: Tensor, shape: tuple[int, ...], dim: int,
@@ -279,3 +313,55 @@ def topk(n: Any, g: Any) -> Grads:
         return (None,)
     return (select_back(g[0], n.result(1), input_shape(n), n.params["dim"], True),)
 
+
+def softmax(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    dim = n.params["dim"]
+    if y.ndim == 0:
+        return ((g - g * y) * y,)
+    return ((g - (g * y).sum(dim, keepdim=True)) * y,)
+
+
+def log_softmax(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    dim = n.params["dim"]
+    if y.ndim == 0:
+        return (g - y.exp() * g,)
+    return (g - y.exp() * g.sum(dim, keepdim=True),)
+
+
+F = Formula
+FORMULAS: dict[str, Formula] = {
+    "softmax": F(softmax, result=R),
+    "log_softmax": F(log_softmax, result=R),
+    # ------------------------------------------------------------------ reductions, scans
+    "sum": F(sum_, name=by_dim("SumBackward")),
+    "nansum": F(nansum, X),
+    "mean": F(mean, name=by_dim("MeanBackward")),
+    "nanmean": F(nanmean, X),
+    "prod": F(prod, X, name=by_dim("ProdBackward")),
+    "var": F(var, X),
+    "std": F(std, X, R),
+    "amax": F(amax, X, R),
+    "amin": F(amax, X, R),
+    "aminmax": F(aminmax, X, R),
+    "max": F(max_dim, result=R, name="MaxBackward0"),
+    "min": F(max_dim, result=R, name="MinBackward0"),
+    "logsumexp": F(logsumexp, X, R),
+    "norm": F(norm, X, R, name="LinalgVectorNormBackward0"),
+    "nuclear_norm": F(nuclear_norm, X, name="LinalgMatrixNormBackward0"),
+    "cumsum": F(cumsum),
+    "cumprod": F(cumprod, X, R),
+    "cummax": F(cummax, result=R),
+    "cummin": F(cummax, result=R),
+    "logcumsumexp": F(logcumsumexp, X, R),
+    # ------------------------------------------------------------------ sorting
+    "sort": F(sort, result=R),
+    "topk": F(topk, result=R),
+    "kthvalue": F(kthvalue, result=R),
+    "median": F(median, X, R),
+    "nanmedian": F(median, X, R),
+    "median_dim": F(max_dim, result=R, name="MedianBackward1"),
+    "nanmedian_dim": F(max_dim, result=R, name="NanmedianBackward1"),
+    "mode": F(max_dim, result=R),
+}

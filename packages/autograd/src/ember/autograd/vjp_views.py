@@ -1,5 +1,8 @@
 """VJPs of view, shape and joining primitives, and of ``CopySlices`` (an in-place write
-into a view)."""
+into a view).
+
+None of them reads its inputs' values (only ``repeat_interleave`` reads its tensor of
+counts): the shapes come from the node's metadata, the rest from its params."""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
-from ember.core import dtypes as _dt
-from ember.core.tensor import Tensor, make
+from ember.core.tensor import Tensor
 
+from .formula import Formula, keep
 from .views import element_offsets
 from .vjp_elementwise import needs
 from .vjp_reduction import input_shape
@@ -44,7 +47,7 @@ def permute(n: Any, g: Tensor) -> Grads:
 
 def narrow(n: Any, g: Tensor) -> Grads:
     p = n.params
-    shape, d, start, length = p["shape"], p["dim"], p["start"], p["length"]
+    shape, d, start, length = input_shape(n), p["dim"], p["start"], p["length"]
     parts = []
     if start:
         parts.append(_zeros(shape[:d] + (start,) + shape[d + 1:], g))
@@ -63,29 +66,30 @@ def getitem(n: Any, g: Tensor) -> Grads:
 
 def diagonal(n: Any, g: Tensor) -> Grads:
     p = n.params
-    out = _zeros(p["shape"], g)
+    out = _zeros(input_shape(n), g)
     out.diagonal(p["offset"], p["dim1"], p["dim2"]).copy_(g)
     return (out,)
 
 
 def unfold(n: Any, g: Tensor) -> Grads:
     p = n.params
-    shape, d, size, step = p["shape"], p["dimension"], p["size"], p["step"]
+    shape, d, size, step = input_shape(n), p["dimension"], p["size"], p["step"]
     if not shape:
         return (g.sum(),)
     windows = g.shape[d]
-    positions = (np.arange(windows)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
-    index = make(g.device.xp.asarray(positions), _dt.int64, g.device)
+    starts = E.arange(windows, device=g.device).unsqueeze(1) * step
+    index = (starts + E.arange(size, device=g.device)).reshape(-1)
     spread = g.movedim(-1, d + 1).reshape(shape[:d] + (windows * size,) + shape[d + 1:])
     return (_zeros(shape, g).index_add(d, index, spread),)
 
 
 def as_strided(n: Any, g: Tensor) -> Grads:
     """Each output element adds its gradient to the input element at the same storage
-    position (overlapping outputs accumulate)."""
+    position (overlapping outputs accumulate); positions count from the input's first
+    element, as the forward's ``storage_offset`` does."""
     p = n.params
-    shape = p["shape"]
-    inside = element_offsets(shape, p["input_stride"]).ravel() + p["input_storage_offset"]
+    shape = input_shape(n)
+    inside = element_offsets(shape, p["input_stride"]).ravel()
     wanted = element_offsets(p["size"], p["stride"]).ravel() + p["storage_offset"]
     order = np.argsort(inside, kind="stable")
     at = np.searchsorted(inside[order], wanted)
@@ -94,7 +98,7 @@ def as_strided(n: Any, g: Tensor) -> Grads:
                                               wanted)):
         raise NotImplementedError("as_strided backward: the view reaches storage outside its "
                                   "input, which is not supported")
-    index = make(g.device.xp.asarray(order[at]), _dt.int64, g.device)
+    index = E.tensor(order[at], dtype=E.int64, device=g.device)
     flat = _zeros((math.prod(shape),), g).index_add(0, index, g.reshape(-1))
     return (flat.reshape(shape),)
 
@@ -109,21 +113,22 @@ def conj_physical(n: Any, g: Tensor) -> Grads:
 # ----------------------------------------------------------------------------- joining
 
 def cat(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    d, sizes = p["dim"], p["sizes"]
+    d = n.params["dim"]
     grads: list[Tensor | None] = []
     start = 0
-    for i, size in enumerate(sizes):
-        if size == 0 and input_shape(n, i) == (0,) and g.ndim != 1:
+    for i in range(len(n.metas)):
+        shape = input_shape(n, i)
+        if shape == (0,) and g.ndim != 1:
             grads.append(None)  # a skipped 1-D empty input
             continue
+        size = shape[d]
         grads.append(g.narrow(d, start, size) if needs(n, i) else None)
         start += size
     return tuple(grads)
 
 
 def stack(n: Any, g: Tensor) -> Grads:
-    return g.unbind(n.params["dim"])  # type: ignore[no-any-return]
+    return g.unbind(n.params["dim"])
 
 
 def _filled(grads: Any, n: Any, shapes: list[tuple[int, ...]]) -> list[Tensor]:
@@ -145,8 +150,7 @@ def unbind(n: Any, grads: Any) -> Grads:
 
 
 def repeat(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    repeats, shape = p["repeats"], p["shape"]
+    repeats, shape = n.params["repeats"], input_shape(n)
     padded = (1,) * (len(repeats) - len(shape)) + tuple(shape)
     split_shape = [v for r, s in zip(repeats, padded) for v in (r, s)]
     summed = g.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
@@ -154,8 +158,7 @@ def repeat(n: Any, g: Tensor) -> Grads:
 
 
 def repeat_interleave(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    shape, d, repeats = input_shape(n), p["dim"], p["repeats"]
+    shape, d, repeats = input_shape(n), n.params["dim"], n.saved(1)
     if not shape:
         return (g.sum(),)
     if isinstance(repeats, Tensor):
@@ -188,3 +191,33 @@ def triu(n: Any, g: Tensor) -> Grads:
 def diag_embed(n: Any, g: Tensor) -> Grads:
     p = n.params
     return (g.diagonal(p["offset"], p["dim1"], p["dim2"]),)
+
+
+F = Formula
+FORMULAS: dict[str, Formula] = {
+    # ------------------------------------------------------------------ views, shapes
+    "view": F(reshape),
+    "reshape": F(reshape, name="UnsafeViewBackward0"),
+    "squeeze": F(reshape),
+    "unsqueeze": F(reshape),
+    "permute": F(permute),
+    "expand": F(keep),
+    "narrow": F(narrow),
+    "diagonal": F(diagonal),
+    "unfold": F(unfold),
+    "as_strided": F(as_strided),
+    "conj_physical": F(conj_physical),
+    "getitem": F(getitem),
+    # ------------------------------------------------------------------ joining
+    "cat": F(cat),
+    "stack": F(stack),
+    "split": F(split),
+    "unbind": F(unbind),
+    "repeat": F(repeat),
+    "repeat_interleave": F(repeat_interleave, (1,)),
+    "flip": F(flip),
+    "roll": F(roll),
+    "tril": F(tril),
+    "triu": F(triu),
+    "diag_embed": F(diag_embed),
+}

@@ -117,7 +117,7 @@ def _zero_sample(flat_args: list[Any], dims: list[Any], spec: TreeSpec) -> Any:
 
 def _generators() -> list[Any]:
     # the CUDA defaults are made on first use: one appearing mid-call also counts as use
-    return [_random.default_generator, *_random._cuda_generators.values()]
+    return _random.default_generators()
 
 
 def _states() -> list[bytes]:

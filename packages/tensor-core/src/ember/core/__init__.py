@@ -11,13 +11,22 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import creation, dtypes, legacy, printing, random, ranges, sampling
+from . import creation, dtypes, layouts, legacy, printing, random, ranges, sampling
 from .creation import *  # noqa: F403
-from .device import cuda_available, device, device_count
-from .dispatch import REGISTRY, Op, grad_mode, hooks, register
+from .device import (
+    cuda_available,
+    device,
+    device_count,
+    get_default_device,
+    set_default_device,
+)
+from .dispatch import REGISTRY, Op, dispatch, grad_mode, register
 from .dtypes import *  # noqa: F403
+from .function_modes import public
+from .layouts import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .ops import (
+    aliasing,
     binary,
     closeness,
     contraction,
@@ -47,20 +56,40 @@ from .sampling import *  # noqa: F403
 from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
-    conversion, copying, binary, unary, pointwise, closeness, softmax, reduction, sorting,
+    aliasing, conversion, copying, binary, unary, pointwise, closeness, softmax, reduction, sorting,
     searching, sampling, shape, transposing, strided, joining, splitting, rearranging, indexing,
     gather_scatter, masked, linalg, contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
+    """The op modules' FUNCTIONS here and METHODS on Tensor, each behind the torch-function
+    check (the same wrapper where a function is a method too)."""
     names = []
     g = globals()
+    wrapped: dict[builtins.int, Any] = {}
+
+    def public_once(fn: Any) -> Any:
+        if not callable(fn) or isinstance(fn, type):
+            return fn  # properties (``T``, ``mT``) and the like
+        w = wrapped.get(id(fn))
+        if w is None:
+            w = wrapped[id(fn)] = public(fn)
+        return w
+
     for mod in modules:
         for name in mod.FUNCTIONS:
-            g[name] = getattr(mod, name)
+            g[name] = public_once(getattr(mod, name))
             names.append(name)
         for name, fn in mod.METHODS.items():
-            setattr(Tensor, name, fn)
+            setattr(Tensor, name, public_once(fn))
+    for mod in (creation, ranges, sampling):
+        for name in mod.__all__:
+            g[name] = public_once(g[name])
+    for name, fn in creation.METHODS.items():
+        setattr(Tensor, name, public_once(fn))
+    for mod in (creation, legacy, printing):
+        for name, fn in mod.PROTOCOL.items():
+            setattr(Tensor, name, fn)  # __new__, __repr__, __reduce_ex__: no check
     return names
 
 
@@ -92,6 +121,7 @@ if TYPE_CHECKING:
 
 
 __all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",
-            "Op", "register", "REGISTRY", "hooks", "grad_mode"]
-           + creation.__all__ + ranges.__all__ + legacy.__all__ + dtypes.__all__ + random.__all__
-           + sampling.__all__ + printing.__all__ + _op_names)
+            "Op", "register", "REGISTRY", "dispatch", "grad_mode", "set_default_device",
+            "get_default_device"]
+           + creation.__all__ + layouts.__all__ + ranges.__all__ + legacy.__all__
+           + dtypes.__all__ + random.__all__ + sampling.__all__ + printing.__all__ + _op_names)

@@ -1,29 +1,51 @@
 """Making tensors from data and from shapes: ``tensor``, ``from_numpy``, ``zeros``, ``eye``,
-``complex``... (``arange`` and the other ranges are in ``ranges``)."""
+``complex``... (``arange`` and the other ranges are in ``ranges``).
+
+Data becomes a host constant (as torch's ``lift_fresh``), cast and moved by ``to_copy``
+where the dtype or device asks for it. Factories of a shape are primitives whose device
+is a param (``device=None``: the default device, see ``device.get_default_device``):
+
+- ``empty`` (params ``size``, ``dtype``, ``device``, ``strides``: element strides, absent
+  for row-major): memory of unspecified values (the reference kernel zeroes it);
+  ``empty``, ``empty_like``, ``empty_strided``, ``new_empty``;
+- ``full`` (the same and ``fill_value``): ``zeros``, ``ones``, ``full``, their ``_like``
+  and ``new_`` forms and ``scalar_tensor``;
+- ``eye`` (params ``n``, ``m``, ``dtype``, ``device``);
+- ``complex`` (operands ``real``, ``imag``): laid out as torch's elementwise results.
+"""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from . import dtypes as _dt
-from .device import CPU, array_module, canonical, device
-from .dispatch import register
+from . import meta
+from .device import CPU, array_module, canonical, device, get_default_device, xp_of
+from .dispatch import dispatch, register
 from .dtypes import scalar_type_name
 from .factory_args import (
-    _PY_SCALARS,
+    _host_array,
     _is_index,
     _like,
     _number,
+    _scalar_type,
     _sizes,
+    allocate,
     finish,
+    format_strides,
+    meta_array,
     parse_size,
     target,
 )
-from .ops.operands import broadcast_shape, checked_scalar, record, write_out
+from .layouts import contiguous_format
+from .ops.aliasing import detach
+from .ops.conversion import to
+from .ops.copying import write_out
+from .ops.operands import broadcast_shape, checked_scalar, device_mismatch
 from .tensor import Tensor, make
 
 __all__ = [
@@ -32,164 +54,8 @@ __all__ = [
     "empty_strided", "polar", "complex",
 ]
 
-# ``complex`` is a torch function here; this keeps Python's builtin at hand.
-_pycomplex = complex
-_PY_KINDS = frozenset(_PY_SCALARS)
-
 
 # ----------------------------------------------------------------------------- from data
-
-def _nested_shape(data: Any) -> list[int]:
-    """The shape torch reads off a nested sequence: the lengths down the first elements."""
-    shape: list[int] = []
-    x = data
-    while True:
-        if isinstance(x, np.ndarray) and x.ndim:
-            shape.extend(x.shape)
-            return shape
-        if isinstance(x, str):
-            raise ValueError(f"too many dimensions '{type(x).__name__}'")
-        if not _is_sequence(x):
-            return shape
-        n = len(x)
-        shape.append(n)
-        if n == 0:
-            return shape
-        x = x[0]
-
-
-def _is_sequence(x: Any) -> bool:
-    return isinstance(x, (list, tuple, range)) or (
-        isinstance(x, Sequence) and not isinstance(x, (str, bytes, Tensor)))
-
-
-def _leaves(data: Any, shape: list[int]) -> list[Any]:
-    """The scalars of a nested sequence in row-major order, checking it is not ragged."""
-    level = [data]
-    for dim, n in enumerate(shape):
-        flat: list[Any] = []
-        extend = flat.extend
-        for x in level:
-            if type(x) is not list and type(x) is not tuple:
-                if isinstance(x, (np.ndarray, Tensor)) and x.ndim:
-                    x = list(x._host() if isinstance(x, Tensor) else x)
-                elif _is_sequence(x):
-                    x = list(x)
-                else:
-                    raise TypeError("not a sequence")
-            if len(x) != n:
-                raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(x)})")
-            extend(x)
-        level = flat
-    return level
-
-
-def _scalar_type(x: Any) -> _dt.dtype:
-    """torch's ``infer_scalar_type`` of one element."""
-    t = type(x)
-    if t is float:
-        return _dt.get_default_dtype()
-    if t is int:
-        return _dt.int64
-    if t is bool:
-        return _dt.bool
-    if t is _pycomplex:
-        return _dt.default_complex()
-    if isinstance(x, (Tensor, np.ndarray, np.generic)):
-        return x.dtype if isinstance(x, Tensor) else _dt.from_numpy_dtype(x.dtype)
-    if isinstance(x, (str, bytes)):
-        raise TypeError(f"new(): invalid data type '{t.__name__}'")
-    if _is_sequence(x):
-        out = None
-        for item in x:
-            d = _scalar_type(item)
-            out = d if out is None else _dt.promote_types(out, d)
-        return out if out is not None else _dt.get_default_dtype()
-    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
-
-
-def _leaf_value(x: Any, dt: _dt.dtype) -> Any:
-    if type(x) in _PY_SCALARS:
-        return x
-    if isinstance(x, (Tensor, np.ndarray)):
-        if (x._data if isinstance(x, Tensor) else x).size != 1:
-            if dt.category == 1:
-                raise TypeError("only integer tensors of a single element can be converted to "
-                                "an index")
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return x.item()
-    if isinstance(x, np.generic) and x.dtype.kind in "biufc":
-        return x.item()
-    raise TypeError(f"must be real number, not {type(x).__name__}")
-
-
-def _values_array(values: list[Any], dt: _dt.dtype, kinds: Any = None) -> np.ndarray:
-    """Python scalars (of the types ``kinds``) as an array of ``dt``, with torch's checks for
-    integer targets."""
-    if kinds is None:
-        kinds = set(map(type, values))
-    if _pycomplex in kinds:
-        if dt.category < 3 and dt is not _dt.bool:
-            raise TypeError("must be real number, not complex")
-        wide: Any = np.complex128
-    elif dt.category >= 2 or float in kinds:
-        wide = np.float64
-    else:
-        wide = np.int64 if int in kinds else np.bool_
-    try:
-        arr = np.array(values, dtype=wide)
-    except OverflowError:
-        raise ValueError("Overflow when unpacking long long") from None
-    if dt.category == 1 and arr.size and (wide is np.float64 or dt is not _dt.int64):
-        checked_scalar(arr.min().item(), dt)
-        checked_scalar(arr.max().item(), dt)
-    return arr if arr.dtype == dt.np else arr.astype(dt.np)
-
-
-def _sequence_array(data: Any, dtype: _dt.dtype | None) -> tuple[np.ndarray, _dt.dtype]:
-    shape = _nested_shape(data)
-    if 0 in shape:  # torch neither checks nor converts the elements of an empty nest
-        dt = dtype or _scalar_type(data)
-        return np.empty(shape, dt.np), dt
-    leaves = _leaves(data, shape)
-    kinds = set(map(type, leaves))
-    if dtype is not None:
-        dt = dtype
-    elif kinds <= _PY_KINDS:
-        dt = (_dt.default_complex() if _pycomplex in kinds else _dt.get_default_dtype()
-              if float in kinds else _dt.int64 if int in kinds else _dt.bool)
-    else:
-        dt = _scalar_type(leaves)
-    if kinds <= _PY_KINDS:
-        return _values_array(leaves, dt, kinds).reshape(shape), dt
-    return _values_array([_leaf_value(x, dt) for x in leaves], dt).reshape(shape), dt
-
-
-def _host_array(data: Any, dtype: _dt.dtype | None) -> tuple[np.ndarray, _dt.dtype, bool]:
-    """``data`` as a host array of the result dtype, and whether it may alias ``data``."""
-    t = type(data)
-    if t is float or t is int or t is bool or t is _pycomplex:
-        if dtype is None and t is not int:
-            dt = _scalar_type(data)
-            return np.array(data, dt.np), dt, False
-        dt = dtype or _dt.int64
-        return _values_array([data], dt).reshape(()), dt, False
-    if isinstance(data, Tensor):
-        return data._host(), dtype or data.dtype, True
-    if isinstance(data, (np.ndarray, np.generic)):
-        arr = np.asarray(data)
-        return arr, dtype or _dt.from_numpy_dtype(arr.dtype), True
-    if isinstance(data, (str, bytes)):
-        raise TypeError(f"new(): invalid data type '{t.__name__}'")
-    if _is_sequence(data):
-        arr, dt = _sequence_array(data, dtype)
-        return arr, dt, False
-    if hasattr(data, "__array__") or hasattr(data, "__array_interface__") or \
-            isinstance(data, memoryview):
-        arr = np.asarray(data)
-        return arr, dtype or _dt.from_numpy_dtype(arr.dtype), True
-    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
-
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
@@ -198,34 +64,47 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     The dtype is inferred as torch does: Python floats give the default dtype, ints int64,
     bools bool, complex the default complex dtype; arrays and tensors keep theirs.
     """
+    dt = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()"
                       ".requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-        if device is None:
-            device = data.device
-    dt = _dt.to_dtype(dtype) if dtype is not None else None
+        out = _convert(detach(data), dt, _placed(device, data.device), True)
+    else:
+        out = _lifted(data, dt, _placed(device, CPU))
+    return finish(out, requires_grad)
+
+
+def _lifted(data: Any, dt: _dt.dtype | None, dev: device) -> Tensor:
+    """Host data as a new tensor of ``dt`` on ``dev``: parsed into a host constant (as
+    torch's ``lift_fresh``), then cast and moved by ``to_copy`` where needed."""
     arr, dt, aliased = _host_array(data, dt)
-    if arr.dtype != dt.np:
-        arr = arr.astype(dt.np)
-    elif aliased:
-        arr = arr.copy()
-    _, d, xp = target(dt, device)
-    return finish(arr, dt, d, xp, requires_grad)
+    kind = _dt.from_numpy_dtype(arr.dtype)
+    if kind.np != arr.dtype:  # a numpy dtype Ember has no tensors of (uint16, big-endian...)
+        arr, aliased = arr.astype(kind.np), False
+    return _convert(make(arr, kind, CPU), dt, dev, True if aliased else None)
+
+
+def _placed(dev: Any, data_device: device) -> Any:
+    """Where ``tensor``, ``as_tensor`` and ``asarray`` put data found on ``data_device``:
+    ``dev``; when None, the default device while one is set (torch's default-device mode
+    gives these functions its device), else where the data is."""
+    if dev is not None:
+        return dev
+    default = get_default_device()
+    return data_device if default is CPU else default
 
 
 def _convert(t: Tensor, dt: _dt.dtype | None, dev: Any, copy: bool | None) -> Tensor:
-    """``t`` in dtype ``dt`` on ``dev``: itself when nothing changes and no copy is asked."""
-    new_dt = t.dtype if dt is None else dt
-    new_dev = t.device if dev is None else canonical(device(dev))
-    if new_dt is t.dtype and new_dev == t.device and not copy:
+    """``t`` in dtype ``dt`` (None: its own) on ``dev``: itself when nothing changes, unless
+    ``copy`` is True; ``copy=False`` refuses to copy (ValueError)."""
+    new_dt, new_dev = target(t.dtype if dt is None else dt, dev)
+    if new_dt is t.dtype and new_dev is t.device and not copy:
         return t
     if copy is False:
         raise ValueError(f"can't alias tensor with dtype '{t.dtype}' on {t.device} into dtype "
                          f"'{new_dt}' on {new_dev}.")
-    from .ops.conversion import to
-
     return to(t, device=new_dev, dtype=new_dt, copy=True)  # type: ignore[no-any-return]
 
 
@@ -234,9 +113,9 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     copies otherwise (keeping a tensor's autograd history)."""
     dt = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(data, Tensor):
-        return _convert(data, dt, device, None)
+        return _convert(data, dt, _placed(device, data.device), None)
     if isinstance(data, np.ndarray) and _dt.from_numpy_dtype(data.dtype).np == data.dtype:
-        return _convert(from_numpy(data), dt, device, None)
+        return _convert(from_numpy(data), dt, _placed(device, CPU), None)
     return tensor(data, dtype=dt, device=device)
 
 
@@ -246,10 +125,10 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     does (ValueError when it would have to); objects with ``__dlpack__`` are shared."""
     dt = _dt.to_dtype(dtype) if dtype is not None else None
     if isinstance(obj, Tensor):
-        out = _convert(obj, dt, device, copy)
+        out = _convert(obj, dt, _placed(device, obj.device), copy)
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__dlpack__"):
         shared = from_numpy(obj) if isinstance(obj, np.ndarray) else from_dlpack(obj)
-        out = _convert(shared, dt, device, copy)
+        out = _convert(shared, dt, _placed(device, shared.device), copy)
     else:
         if copy is False:
             raise ValueError(f"can't alias {type(obj).__name__} data into a tensor without "
@@ -319,40 +198,110 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 
 # ----------------------------------------------------------------------------- from shapes
 
+def _empty(*, size: tuple[int, ...], dtype: _dt.dtype, device: device,
+           strides: tuple[int, ...] | None = None) -> Any:
+    # zeroed rather than uninitialized, so that a recorded call replays bit for bit (numpy
+    # takes zeroed pages from the system for large buffers: no pass over the memory)
+    return allocate(array_module(device), size, dtype.np, strides, 0)
+
+
+def _full(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: device,
+          strides: tuple[int, ...] | None = None) -> Any:
+    return allocate(array_module(device), size, dtype.np, strides, fill_value)
+
+
+def _factory_meta(*, size: tuple[int, ...], dtype: _dt.dtype,
+                  strides: tuple[int, ...] | None = None, **params: Any) -> meta.MetaArray:
+    return meta_array(size, dtype, strides)
+
+
+def _eye(*, n: int, m: int, dtype: _dt.dtype, device: device) -> Any:
+    return array_module(device).eye(n, m, dtype=dtype.np)
+
+
+def _eye_meta(*, n: int, m: int, dtype: _dt.dtype, device: device) -> meta.MetaArray:
+    return meta.empty((n, m), dtype)
+
+
+EMPTY = register("empty", _empty, _factory_meta, "factory", differentiable=False,
+                 device_param=True)
+FULL = register("full", _full, _factory_meta, "factory", differentiable=False,
+                device_param=True)
+EYE = register("eye", _eye, _eye_meta, "factory", differentiable=False, device_param=True)
+
+
+def _filled(size: tuple[int, ...], value: Any, dt: _dt.dtype, d: device,
+            strides: tuple[int, ...] | None = None) -> Tensor:
+    """A new tensor holding ``value`` (None: uninitialized) everywhere, laid out with
+    element ``strides`` (None: row-major)."""
+    if value is None:
+        op, params = EMPTY, {"size": size, "dtype": dt, "device": d}
+    else:
+        op, params = FULL, {"size": size, "fill_value": value, "dtype": dt, "device": d}
+    if strides is not None:
+        params["strides"] = strides
+    return op.door((), params)  # type: ignore[no-any-return]
+
+
+def _sized(op: str, size: tuple[Any, ...], kwargs: dict[str, Any], value: Any, dtype: Any,
+           device: Any, requires_grad: bool, out: Tensor | None) -> Tensor:
+    """``zeros`` and ``ones``: ``value`` in every element of a new row-major tensor."""
+    shape = _sizes(op, size, kwargs)
+    dt, d = target(dtype, device)
+    return finish(_filled(shape, value, dt, d), requires_grad, out, op)
+
+
 def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
           **kwargs: Any) -> Tensor:
     """torch.zeros(*size, dtype=None, device=None, requires_grad=False)."""
-    shape = _sizes("zeros", size, kwargs)
-    dt, d, xp = target(dtype, device)
-    return finish(xp.zeros(shape, dt.np), dt, d, np, requires_grad, out, "zeros")
+    return _sized("zeros", size, kwargs, 0, dtype, device, requires_grad, out)
 
 
 def ones(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
          device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs: Any) -> Tensor:
     """torch.ones(*size, dtype=None, device=None, requires_grad=False)."""
-    shape = _sizes("ones", size, kwargs)
-    dt, d, xp = target(dtype, device)
-    return finish(xp.ones(shape, dt.np), dt, d, np, requires_grad, out, "ones")
+    return _sized("ones", size, kwargs, 1, dtype, device, requires_grad, out)
 
 
 def empty(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,
           device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
           memory_format: Any = None, **kwargs: Any) -> Tensor:
-    """torch.empty: uninitialized memory of the given shape."""
+    """torch.empty: uninitialized memory of the given shape (row-major, or channels last
+    with ``memory_format=channels_last``)."""
     shape = _sizes("empty", size, kwargs)
-    dt, d, xp = target(dtype, device)
-    return finish(xp.empty(shape, dt.np), dt, d, np, requires_grad, out, "empty")
+    dt, d = target(dtype, device)
+    strides = format_strides(shape, memory_format or contiguous_format)
+    return finish(_filled(shape, None, dt, d, strides), requires_grad, out, "empty")
 
 
 def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None,
                   device: Any = None, requires_grad: bool = False,
                   pin_memory: bool = False) -> Tensor:
-    """torch.empty_strided; the strides are not kept (numpy storage is C-ordered)."""
+    """torch.empty_strided: uninitialized memory with the given element strides."""
+    for name, value in (("size", size), ("stride", stride)):
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"empty_strided(): argument '{name}' must be tuple of ints, not "
+                            f"{type(value).__name__}")
     shape = parse_size((size,), "empty_strided")
-    dt, d, xp = target(dtype, device)
-    return finish(xp.empty(shape, dt.np), dt, d, np, requires_grad)
+    strides = _stride_values(stride)
+    if len(strides) != len(shape):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(strides)})")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    dt, d = target(dtype, device)
+    return finish(_filled(shape, None, dt, d, strides), requires_grad)
+
+
+def _stride_values(stride: Sequence[Any]) -> tuple[int, ...]:
+    for i, s in enumerate(stride):
+        if not _is_index(s):
+            raise TypeError(f"empty_strided(): argument 'stride' (position 2) must be tuple of "
+                            f"ints, but found element of type {type(s).__name__} at pos {i}")
+    return tuple(int(s) for s in stride)
 
 
 def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = None,
@@ -364,38 +313,46 @@ def full(size: Any, fill_value: Any, *, out: Tensor | None = None, dtype: Any = 
                         f"{type(size).__name__}")
     shape = parse_size((size,), "full")
     value = _number("full", "fill_value", fill_value)
-    dt, d, xp = target(dtype, device, _scalar_type(value))
+    dt, d = target(dtype, device, _scalar_type(value))
     value = checked_scalar(value, dt)
-    return finish(xp.full(shape, value, dt.np), dt, d, np, requires_grad, out, "full")
+    return finish(_filled(shape, value, dt, d), requires_grad, out, "full")
+
+
+def _filled_like(op: str, input: Tensor, value: Any, dtype: Any, device: Any,
+                 requires_grad: bool, memory_format: Any, given: bool = False) -> Tensor:
+    """The ``*_like`` factories: ``value`` (None: uninitialized; ``given``: the user's, to
+    check) in a tensor with ``input``'s shape, dtype, device and layout unless given."""
+    shape, dt, d, strides = _like(op, input, dtype, device, memory_format)
+    if given:
+        value = checked_scalar(_number(op, "fill_value", value), dt)
+    return finish(_filled(shape, value, dt, d, strides), requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """torch.zeros_like: zeros with ``input``'s shape, dtype and device unless given."""
-    shape, dt, d, xp = _like("zeros_like", input, dtype, device)
-    return finish(xp.zeros(shape, dt.np), dt, d, np, requires_grad)
+    """torch.zeros_like: zeros with ``input``'s shape, dtype, device and layout unless
+    given."""
+    return _filled_like("zeros_like", input, 0, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
               requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """torch.ones_like: ones with ``input``'s shape, dtype and device unless given."""
-    shape, dt, d, xp = _like("ones_like", input, dtype, device)
-    return finish(xp.ones(shape, dt.np), dt, d, np, requires_grad)
+    """torch.ones_like: ones with ``input``'s shape, dtype, device and layout unless given."""
+    return _filled_like("ones_like", input, 1, dtype, device, requires_grad, memory_format)
 
 
 def empty_like(input: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
                requires_grad: bool = False, memory_format: Any = None) -> Tensor:
-    """torch.empty_like: uninitialized memory with ``input``'s shape, dtype and device."""
-    shape, dt, d, xp = _like("empty_like", input, dtype, device)
-    return finish(xp.empty(shape, dt.np), dt, d, np, requires_grad)
+    """torch.empty_like: uninitialized memory with ``input``'s shape, dtype, device and
+    layout unless given."""
+    return _filled_like("empty_like", input, None, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, layout: Any = None,
               device: Any = None, requires_grad: bool = False, memory_format: Any = None) -> Tensor:
     """torch.full_like: ``fill_value`` everywhere, in ``input``'s dtype unless given."""
-    shape, dt, d, xp = _like("full_like", input, dtype, device)
-    value = checked_scalar(_number("full_like", "fill_value", fill_value), dt)
-    return finish(xp.full(shape, value, dt.np), dt, d, np, requires_grad)
+    return _filled_like("full_like", input, fill_value, dtype, device, requires_grad,
+                        memory_format, given=True)
 
 
 def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any = None,
@@ -407,29 +364,39 @@ def eye(n: int, m: int | None = None, *, out: Tensor | None = None, dtype: Any =
             raise TypeError(f"eye(): argument '{name}' must be int, not {type(v).__name__}")
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    dt, d, xp = target(dtype, device)
-    return finish(xp.eye(int(n), int(n if m is None else m), dtype=dt.np), dt, d, np,
-                  requires_grad, out, "eye")
+    dt, d = target(dtype, device)
+    params = {"n": int(n), "m": int(n if m is None else m), "dtype": dt, "device": d}
+    return finish(EYE.door((), params), requires_grad, out, "eye")
 
 
 def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """torch.scalar_tensor: a 0-d tensor of the default float dtype (or ``dtype``)."""
-    dt, d, xp = target(dtype, device)
+    dt, d = target(dtype, device)
     value = checked_scalar(_number("scalar_tensor", "s", s), dt)
-    return finish(np.asarray(value, dtype=dt.np), dt, d, xp, requires_grad)
+    return finish(_filled((), value, dt, d), requires_grad)
 
 
 # ----------------------------------------------------------------------------- complex
 
 def _complex_forward(real: Any, imag: Any) -> Any:
-    shape = np.broadcast_shapes(real.shape, imag.shape)
-    out = np.broadcast_to(real, shape).astype(np.result_type(real.dtype, np.complex64))
-    out.imag = imag  # keeps -0.0 and nan parts exactly as given
+    shape = meta.broadcast_shapes(real.shape, imag.shape)
+    dt = _dt.from_numpy_dtype(real.dtype).to_complex()
+    out = allocate(xp_of(real), shape, dt.np, meta.elementwise_strides(shape, (real, imag)))
+    out.real = real  # part by part: -0.0 and nan parts stay exactly as given
+    out.imag = imag
     return out
 
 
-def _complex_parts(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype]:
+def _complex_meta(real: Any, imag: Any) -> meta.MetaArray:
+    shape = meta.broadcast_shapes(real.shape, imag.shape)
+    dt = _dt.from_numpy_dtype(real.dtype).to_complex()
+    return meta.strided(shape, dt, meta.elementwise_strides(shape, (real, imag)))
+
+
+def _complex_parts(op: str, a: Any, b: Any) -> None:
+    """torch's checks of the parts of ``complex`` and ``polar``: real tensors of one float
+    dtype on one device, broadcastable."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         bad = b if isinstance(a, Tensor) else a
         raise TypeError(f"{op}(): expected Tensor arguments, got {type(bad).__name__}")
@@ -443,27 +410,19 @@ def _complex_parts(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype]:
     if a.dtype is _dt.float16:
         raise RuntimeError(f"{op}: complex32 (ComplexHalf) results are not supported by Ember")
     if a.device != b.device:
-        raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found at "
-                           f"least two devices, {a.device} and {b.device}!")
-    try:
-        np.broadcast_shapes(a._data.shape, b._data.shape)
-    except ValueError:
-        broadcast_shape(op, a._data.shape, b._data.shape)  # raises torch's message
-    return a._data, b._data, a.dtype.to_complex()
+        raise device_mismatch(op, a.device, b.device)
+    broadcast_shape(op, a._data.shape, b._data.shape)  # torch's message when they do not
 
 
-COMPLEX = register("complex", _complex_forward, kind="elementwise")
+COMPLEX = register("complex", _complex_forward, _complex_meta, "elementwise",
+                   arg_names=("real", "imag"))
 
 
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.complex: a complex tensor with real part ``real`` and imaginary part ``imag``."""
-    x, y, dt = _complex_parts("complex", real, imag)
-    res = make(_complex_forward(x, y), dt, real.device)
-    if real._requires_grad or imag._requires_grad:
-        record(COMPLEX, (real, imag), None, res)
-    if out is not None:
-        return write_out("complex", out, res)
-    return res
+    _complex_parts("complex", real, imag)
+    res = dispatch(COMPLEX, (real, imag), None)
+    return res if out is None else write_out("complex", out, res)
 
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -473,3 +432,42 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
 
     _complex_parts("polar", abs, angle)
     return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)
+
+
+def _reduce_ex(self: Tensor, protocol: Any) -> Any:
+    """Pickling: the host data, dtype, device and requires_grad, rebuilt by ``tensor``."""
+    return (tensor, (self._host().copy(), self.dtype, str(self.device), self._requires_grad))
+
+
+PROTOCOL = {"__reduce_ex__": _reduce_ex}
+
+
+def _new(maker: Callable[..., Tensor], kind: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, *size: Any, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, layout: Any = None,
+               pin_memory: bool = False) -> Tensor:
+        return maker(*size, dtype=self.dtype if dtype is None else dtype,
+                     device=self.device if device is None else device,
+                     requires_grad=requires_grad)
+
+    method.__name__ = f"new_{kind}"
+    method.__doc__ = f"A new {kind} tensor with this tensor's dtype and device unless given."
+    return method
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """A tensor of ``size`` full of ``fill_value``, with this tensor's dtype and device."""
+    return full(size, fill_value, dtype=self.dtype if dtype is None else dtype,
+                device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    """A tensor of ``data``, with this tensor's dtype and device unless given."""
+    return tensor(data, dtype=self.dtype if dtype is None else dtype,
+                  device=self.device if device is None else device, requires_grad=requires_grad)
+
+
+METHODS = {"new_zeros": _new(zeros, "zeros"), "new_ones": _new(ones, "ones"),
+           "new_empty": _new(empty, "empty"), "new_full": new_full, "new_tensor": new_tensor}

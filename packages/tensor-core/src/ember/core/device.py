@@ -1,13 +1,17 @@
-"""Devices: ``cpu`` runs on NumPy, ``cuda[:n]`` on CuPy; one ``xp`` code path serves both."""
+"""Devices: ``cpu`` runs on NumPy, ``cuda[:n]`` on CuPy (one ``xp`` code path serves both)
+and ``meta`` holds shapes without data. The default device of factories lives here too:
+``set_default_device`` and ``with ember.device(...)``."""
 
 from __future__ import annotations
 
+import threading
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-__all__ = ["device", "cuda_available", "device_count", "array_module"]
+__all__ = ["device", "cuda_available", "device_count", "array_module", "xp_of",
+           "set_default_device", "get_default_device", "enter_device"]
 
 
 class device:
@@ -67,8 +71,38 @@ class device:
     def __reduce__(self) -> tuple[Any, ...]:
         return (device, (self.type, self.index))
 
+    # ``with ember.device('meta'):`` makes it the default device of the factories inside
+    def __enter__(self) -> device:
+        _default.stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _default.stack.pop()
+
 
 CPU = device("cpu")
+META = device("meta")
+
+
+class _Default(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[device] = []
+        self.device: device = CPU
+
+
+_default = _Default()
+
+
+def set_default_device(dev: Any) -> None:
+    """torch.set_default_device: where factories put tensors when not told (None: cpu)."""
+    _default.device = CPU if dev is None else canonical(device(dev))
+
+
+def get_default_device() -> device:
+    """The device factories use when not told: the innermost ``with device(...)``, else
+    the one ``set_default_device`` chose."""
+    stack = _default.stack
+    return canonical(stack[-1]) if stack else _default.device
 
 _cupy: ModuleType | None = None
 _cupy_error: str | None = None
@@ -113,12 +147,31 @@ def array_module(dev: device) -> ModuleType:
 
 def xp_of(array: Any) -> ModuleType:
     """The array module of a backend array (for forwards that need module functions)."""
-    if isinstance(array, np.ndarray):
+    if isinstance(array, (np.ndarray, np.generic)):
         return np
     cp = _load_cupy()
-    if cp is None:
+    if cp is None or not isinstance(array, cp.ndarray):
         raise TypeError(f"expected a numpy or cupy array, got {type(array).__name__}")
     return cp
+
+
+class enter_device:
+    """The CUDA device ``dev`` current for the block: every kernel on a ``cuda:n`` tensor
+    runs inside one (the dispatcher enters it, in one place)."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, dev: device):
+        cp = _load_cupy()
+        self.ctx = cp.cuda.Device(dev.index or 0) if cp is not None else None
+
+    def __enter__(self) -> None:
+        if self.ctx is not None:
+            self.ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
 
 
 def check_dtype_supported(dtype: Any, dev: device) -> None:

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dt
-from .creation import _is_sequence, empty, tensor
-from .factory_args import _is_index
+from .creation import empty, tensor
+from .device import CPU
+from .factory_args import _is_index, _is_sequence
 from .tensor import Size, Tensor
 
 __all__ = [
@@ -29,6 +30,8 @@ def legacy_tensor(cls: type, *args: Any, device: Any = None) -> Tensor:
 
 def _legacy_new(name: str, dt: _dt.dtype, args: tuple[Any, ...], dev: Any,
                 any_tensor: bool = False) -> Tensor:
+    if dev is None:
+        dev = CPU  # torch's default device does not reach the legacy constructors
     if not args:
         return empty(0, dtype=dt, device=dev)
     first = args[0]
@@ -75,3 +78,6 @@ BoolTensor = _legacy_type("BoolTensor", _dt.bool)
 ByteTensor = _legacy_type("ByteTensor", _dt.uint8)
 HalfTensor = _legacy_type("HalfTensor", _dt.float16)
 BFloat16Tensor = _legacy_type("BFloat16Tensor", _dt.bfloat16)
+
+
+PROTOCOL = {"__new__": staticmethod(legacy_tensor)}

@@ -234,8 +234,13 @@ def tensor_repr(t: Any) -> str:
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    arr = t._host()
     default = _dt.get_default_dtype()
+    if t.device.type == "meta":  # no data to show
+        suffixes.append(f"size={tuple(t._data.shape)}")
+        if t.dtype is not default:
+            suffixes.append(f"dtype={t.dtype!r}")
+        return _add_suffixes(prefix + "...", suffixes + _grad_suffix(t), indent)
+    arr = t._host()
     if arr.size == 0:
         if arr.ndim != 1:
             suffixes.append(f"size={tuple(arr.shape)}")
@@ -248,9 +253,14 @@ def tensor_repr(t: Any) -> str:
         if t.dtype not in (default, default.to_complex(), _dt.int64, _dt.bool):
             suffixes.append(f"dtype={t.dtype!r}")
         body = _body(arr, indent)
+    return _add_suffixes(prefix + body, suffixes + _grad_suffix(t), indent)
+
+
+def _grad_suffix(t: Any) -> list[str]:
     grad_fn = t.grad_fn
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)
+        return [f"grad_fn=<{grad_fn.name().rsplit('::', 1)[-1]}>"]
+    return ["requires_grad=True"] if t.requires_grad else []
+
+
+PROTOCOL = {"__repr__": tensor_repr, "__str__": tensor_repr}

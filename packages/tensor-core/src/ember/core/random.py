@@ -2,11 +2,19 @@
 
 Every generator is a numpy PCG64 stream on the host, whatever its device: samples for a
 CUDA tensor are drawn there and copied over, so a seed gives the same values on every
-device. The samplers that draw from these streams are in ``sampling``.
+device. A generator's state is a CPU uint8 tensor (the bytes ``get_state`` returns) that
+the sampling primitives of ``sampling_primitives`` take as their first operand and
+return advanced, so that a recorded call replays to the same values: the samplers of
+``sampling`` pass it in and store what comes back.
+
+Decoding the bytes into a numpy stream on every draw would cost more than the draw, so
+``stream_of`` keeps the live stream of each state array ``advanced`` last produced. State
+arrays are read-only: one that is in the cache still holds the bytes its stream is at.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -22,8 +30,65 @@ __all__ = [
 
 
 _DEFAULT_SEED = 67280421310721
-_STATE_BYTES = 48  # seed (8), PCG64 state (16) and increment (16), cached uint32 (4 + 4)
+# seed (8), PCG64 state (16) and increment (16), cached uint32 flag (4) and value (4), all
+# little-endian
+_LAYOUT = struct.Struct("<8s16s16sII")
+_STATE_BYTES = _LAYOUT.size
+_LIVE_STREAMS = 16  # generators used in turn before one of them has to decode its state
 
+
+# ----------------------------------------------------------------------------- state bytes
+
+_live: dict[int, tuple[np.ndarray, np.random.Generator]] = {}
+
+
+def _pack(seed: bytes, bits: np.random.BitGenerator) -> np.ndarray:
+    """The state bytes of ``bits`` under ``seed`` (8 bytes), as a read-only array."""
+    st = bits.state
+    inner = st["state"]
+    return np.frombuffer(_LAYOUT.pack(seed, inner["state"].to_bytes(16, "little"),
+                                      inner["inc"].to_bytes(16, "little"), st["has_uint32"],
+                                      st["uinteger"]), np.uint8)
+
+
+def _keep(state: np.ndarray, stream: np.random.Generator) -> np.ndarray:
+    """Remember ``stream`` as the live stream of ``state`` (the oldest one goes)."""
+    _live[id(state)] = (state, stream)
+    if len(_live) > _LIVE_STREAMS:
+        del _live[next(iter(_live))]
+    return state
+
+
+def _decode(state: np.ndarray) -> np.random.Generator:
+    _, pcg, inc, has_uint32, uinteger = _LAYOUT.unpack(state.tobytes())
+    bits = np.random.PCG64(0)
+    bits.state = {"bit_generator": "PCG64",
+                  "state": {"state": int.from_bytes(pcg, "little"),
+                            "inc": int.from_bytes(inc, "little")},
+                  "has_uint32": has_uint32, "uinteger": uinteger}
+    return np.random.Generator(bits)
+
+
+def stream_of(state: np.ndarray) -> np.random.Generator:
+    """The numpy stream at ``state`` (the bytes of a generator's state). Drawing from it
+    uses it up: the caller passes it to ``advanced`` afterwards."""
+    hit = _live.pop(id(state), None)  # the entry holds the array: its id is not reused
+    return _decode(state) if hit is None else hit[1]
+
+
+def advanced(stream: np.random.Generator, state: np.ndarray) -> np.ndarray:
+    """The state bytes ``stream`` is at after drawing from ``state`` (same seed)."""
+    return _keep(_pack(state.tobytes()[:8], stream.bit_generator), stream)
+
+
+def seeded_state(seed: int) -> Tensor:
+    """The state tensor of a stream freshly seeded with ``seed`` (0 <= seed < 2**64)."""
+    stream = np.random.Generator(np.random.PCG64(seed))
+    state = _keep(_pack(seed.to_bytes(8, "little"), stream.bit_generator), stream)
+    return make(state, _dt.uint8, CPU)
+
+
+# ----------------------------------------------------------------------------- Generator
 
 class Generator:
     """torch.Generator: an independent, seedable stream of random numbers."""
@@ -36,7 +101,7 @@ class Generator:
         if dev.type not in ("cpu", "cuda"):
             raise RuntimeError(f"{dev.type.upper()} device type not an accelerator.")
         self.device = dev
-        self.manual_seed(_DEFAULT_SEED)
+        self._state = seeded_state(_DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> Generator:
         """Reset the stream to ``seed`` (any 64-bit integer; negatives wrap); returns self."""
@@ -45,8 +110,7 @@ class Generator:
         seed = int(seed)
         if not -2**63 <= seed < 2**64:
             raise ValueError("Overflow when unpacking long long")
-        self._seed = seed % 2**64
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._state = seeded_state(seed % 2**64)
         return self
 
     def seed(self) -> int:
@@ -57,16 +121,11 @@ class Generator:
 
     def initial_seed(self) -> int:
         """The seed this stream was last reset to."""
-        return self._seed
+        return int.from_bytes(self._state._data[:8].tobytes(), "little")
 
     def get_state(self) -> Tensor:
-        """The whole state as a uint8 tensor, for ``set_state``."""
-        st = self._rng.bit_generator.state
-        raw = (self._seed.to_bytes(8, "little") + st["state"]["state"].to_bytes(16, "little")
-               + st["state"]["inc"].to_bytes(16, "little")
-               + int(st["has_uint32"]).to_bytes(4, "little")
-               + int(st["uinteger"]).to_bytes(4, "little"))
-        return make(np.frombuffer(raw, np.uint8).copy(), _dt.uint8, CPU)
+        """The whole state as a uint8 tensor (a copy), for ``set_state``."""
+        return make(self._state._data.copy(), _dt.uint8, CPU)
 
     def set_state(self, new_state: Tensor) -> Generator:
         """Restore a state taken with ``get_state``; returns self."""
@@ -76,18 +135,11 @@ class Generator:
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(f"Expected an RNG state of size {_STATE_BYTES} but found the "
                                f"input RNG state size to be {len(raw)}")
-        bits = np.random.PCG64()
-        bits.state = {"bit_generator": "PCG64",
-                      "state": {"state": int.from_bytes(raw[8:24], "little"),
-                                "inc": int.from_bytes(raw[24:40], "little")},
-                      "has_uint32": int.from_bytes(raw[40:44], "little"),
-                      "uinteger": int.from_bytes(raw[44:48], "little")}
-        self._seed = int.from_bytes(raw[:8], "little")
-        self._rng = np.random.Generator(bits)
+        self._state = make(np.frombuffer(raw, np.uint8), _dt.uint8, CPU)
         return self
 
     def __repr__(self) -> str:
-        return f"<ember.Generator device={self.device} initial_seed={self._seed}>"
+        return f"<ember.Generator device={self.device} initial_seed={self.initial_seed()}>"
 
 
 # torch seeds its default CPU generator nondeterministically at startup.
@@ -103,6 +155,11 @@ def _cuda_default(dev: device) -> Generator:
     if gen is None:
         gen = _cuda_generators[index] = Generator(dev).manual_seed(_cuda_seed[0])
     return gen
+
+
+def default_generators() -> list[Generator]:
+    """The default generators made so far: the CPU one, then one per CUDA device used."""
+    return [default_generator, *_cuda_generators.values()]
 
 
 def manual_seed(seed: int) -> Generator:
@@ -147,13 +204,14 @@ def set_rng_state(new_state: Tensor) -> None:
     default_generator.set_state(new_state)
 
 
-def _stream(generator: Generator | None, dev: device) -> np.random.Generator:
+def generator_for(generator: Generator | None, dev: device) -> Generator:
+    """The generator a random op on device ``dev`` draws from: ``generator``, checked, or
+    the device's default (the CPU one for meta tensors, which draw nothing)."""
     if generator is None:
-        return (default_generator if dev.type == "cpu" else _cuda_default(dev))._rng
+        return default_generator if dev.type != "cuda" else _cuda_default(dev)
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a torch.Generator, not {type(generator).__name__}")
-    if generator.device.type != dev.type:
+    if generator.device.type != dev.type and dev.type != "meta":
         raise RuntimeError(f"Expected a '{dev.type}' device type for generator but found "
                            f"'{generator.device.type}'")
-    return generator._rng
-
+    return generator

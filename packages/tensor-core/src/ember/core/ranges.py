@@ -1,5 +1,10 @@
 """Ranges: ``arange``, ``range``, ``linspace`` and ``logspace``, rounded exactly as torch's CPU
-kernels round them (fused multiply-adds, blocked vector loops, both ends exact)."""
+kernels round them (fused multiply-adds, blocked vector loops, both ends exact).
+
+Each is a primitive of the same name without operands; its params are the Python numbers
+of the call as given (``start``, ``end``, ``step``/``steps``, ``base``), ``dtype`` and
+``device``. The values are computed on the host and placed on the device.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from . import dtypes as _dt
-from .device import CPU
+from . import meta
+from .device import array_module, device
+from .dispatch import register
 from .dtypes import LIMITS
 from .factory_args import _is_index, _number, finish, target
 from .ops.operands import checked_scalar, not_implemented
-from .tensor import Tensor, make
+from .tensor import Tensor
 
 __all__ = ["arange", "range", "linspace", "logspace"]
 
@@ -80,6 +87,66 @@ def _check_range(start: Any, end: Any, step: Any) -> None:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
 
+def _arange_length(start: Any, end: Any, step: Any, dt: _dt.dtype) -> int:
+    """The number of elements of ``arange(start, end, step, dtype=dt)``."""
+    if dt is _dt.int64:  # int64 counts in integers: the bounds are truncated first
+        xstart, xend, xstep = int(start), int(end), int(step)
+        sign = (xstep > 0) - (xstep < 0)
+        return abs(xend - xstart + xstep - sign) // abs(xstep)
+    return math.ceil((float(end) - float(start)) / float(step))
+
+
+def _arange(*, start: Any, end: Any, step: Any, dtype: _dt.dtype, device: device) -> Any:
+    n = _arange_length(start, end, step, dtype)
+    if dtype.category == 1:  # integer dtypes accumulate in int64 from the truncated bounds
+        values = _int_steps(n, int(start), int(step))
+    else:
+        values = _arange_values(float(start), float(step), n, dtype)
+    return array_module(device).asarray(values.astype(dtype.np, copy=False))
+
+
+def _int_steps(n: int, start: int, step: int) -> np.ndarray:
+    """``start + step * i`` for ``i < n`` in int64 (in place: tiny ranges are common)."""
+    values = np.arange(n, dtype=np.int64)
+    if step != 1:
+        values *= step
+    if start:
+        values += start
+    return values
+
+
+def _arange_meta(*, start: Any, end: Any, step: Any, dtype: _dt.dtype,
+                 device: device) -> meta.MetaArray:
+    return meta.empty((_arange_length(start, end, step, dtype),), dtype)
+
+
+def _range_length(start: Any, end: Any, step: Any, dt: _dt.dtype) -> int:
+    """The number of elements of ``range(start, end, step, dtype=dt)`` (end included)."""
+    if dt.category == 1:
+        return (int(end) - int(start)) // int(step) + 1
+    return int((float(end) - float(start)) / float(step) + 1)
+
+
+def _range(*, start: Any, end: Any, step: Any, dtype: _dt.dtype, device: device) -> Any:
+    n = _range_length(start, end, step, dtype)
+    if dtype.category == 1:  # integer dtypes accumulate in int64: the bounds are truncated
+        values = _int_steps(n, int(start), int(step))
+    else:
+        values = np.arange(n, dtype=np.float64) * float(step) + float(start)
+    return array_module(device).asarray(values.astype(dtype.np))
+
+
+def _range_meta(*, start: Any, end: Any, step: Any, dtype: _dt.dtype,
+                device: device) -> meta.MetaArray:
+    return meta.empty((_range_length(start, end, step, dtype),), dtype)
+
+
+ARANGE = register("arange", _arange, _arange_meta, "factory", differentiable=False,
+                  device_param=True)
+RANGE = register("range", _range, _range_meta, "factory", differentiable=False,
+                 device_param=True)
+
+
 def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
            dtype: Any = None, layout: Any = None, device: Any = None,
            requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -87,31 +154,21 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None
     the default float dtype."""
     if end is None:
         start, end = 0, start
-    if (type(start) is int and type(end) is int and type(step) is int and dtype is None
-            and device is None and out is None and not requires_grad
-            and ((step > 0 and end >= start) or (step < 0 and end <= start))):
-        return make(np.arange(start, end, step, dtype=np.int64), _dt.int64, CPU)
-    start, end, step, is_int = _range_args("arange", start, end, step)
-    dt, d, xp = target(dtype, device, _dt.int64 if is_int else None)
+    if start.__class__ is int and end.__class__ is int and step.__class__ is int:
+        is_int = True  # the common call: Python ints, nothing to convert
+    else:
+        start, end, step, is_int = _range_args("arange", start, end, step)
+    dt, d = target(dtype, device, _dt.int64 if is_int else None)
     if dt.category == 0 or dt.category == 3:
         raise not_implemented("arange_cpu", dt)
     if dt.category == 1:
-        # integer dtypes accumulate in int64: the bounds are truncated first
-        xstart, xend, xstep = int(start), int(end), int(step)
-        _check_range(xstart, xend, xstep)
-        if dt is _dt.int64:
-            sign = (xstep > 0) - (xstep < 0)
-            n = abs(xend - xstart + xstep - sign) // abs(xstep)
-        else:
-            n = math.ceil((float(end) - float(start)) / float(step))
-        values = np.arange(n, dtype=np.int64) * xstep + xstart
+        _check_range(int(start), int(end), int(step))
     else:
         _check_range(float(start), float(end), float(step))
-        size = math.ceil((float(end) - float(start)) / float(step))
-        if size > LIMITS[_dt.int64][1]:
+        if _arange_length(start, end, step, dt) > LIMITS[_dt.int64][1]:
             raise RuntimeError("invalid size, possible overflow?")
-        values = _arange_values(float(start), float(step), size, dt)
-    return finish(values.astype(dt.np, copy=False), dt, d, xp, requires_grad, out, "arange")
+    params = {"start": start, "end": end, "step": step, "dtype": dt, "device": d}
+    return finish(ARANGE.door((), params), requires_grad, out, "arange")
 
 
 def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None = None,
@@ -125,16 +182,13 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Tensor | None 
     if end is None:
         start, end = 0, start
     start, end, step, _ = _range_args("range", start, end, step)
-    dt, d, xp = target(dtype, device)
-    if dt.category == 1:  # integer dtypes accumulate in int64: the bounds are truncated
-        start, end, step = int(start), int(end), int(step)
-        _check_range(start, end, step)
-        values = np.arange((end - start) // step + 1, dtype=np.int64) * step + start
+    dt, d = target(dtype, device)
+    if dt.category == 1:
+        _check_range(int(start), int(end), int(step))
     else:
-        start, end, step = float(start), float(end), float(step)
-        _check_range(start, end, step)
-        values = np.arange(int((end - start) / step + 1), dtype=np.float64) * step + start
-    return finish(values.astype(dt.np), dt, d, xp, requires_grad, out, "range")
+        _check_range(float(start), float(end), float(step))
+    params = {"start": start, "end": end, "step": step, "dtype": dt, "device": d}
+    return finish(RANGE.door((), params), requires_grad, out, "range")
 
 
 def _steps(op: str, steps: Any) -> int:
@@ -157,59 +211,87 @@ def _halves(step: Any, start: Any, end: Any, n: int, fma: bool) -> np.ndarray:
     return np.concatenate([start + step * forward.astype(acc), end - step * backward.astype(acc)])
 
 
-def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None, dtype: Any = None,
-             layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """torch.linspace: ``steps`` points evenly spaced from start to end inclusive."""
-    start, end = _number("linspace", "start", start), _number("linspace", "end", end)
-    n = _steps("linspace", steps)
-    is_complex = type(start) is complex or type(end) is complex
-    dt, d, xp = target(dtype, device, _dt.default_complex() if is_complex else None)
-    if dt.category == 0:
-        raise not_implemented("linspace_cpu", dt)
+def _linspace_values(start: Any, end: Any, n: int, dt: _dt.dtype) -> np.ndarray:
+    """torch's CPU linspace of ``n`` points (``start`` and ``end`` checked for ``dt``)."""
     if dt.category == 3:
         s, e = np.asarray(start, dt.np), np.asarray(end, dt.np)
     else:
         s = np.asarray(checked_scalar(start, dt), dt.np)
         e = np.asarray(checked_scalar(end, dt), dt.np)
     if n == 1:
-        values = s.reshape(1)
-    elif dt.category == 3 or dt.itemsize < 4:
+        return s.reshape(1)
+    if dt.category == 3 or dt.itemsize < 4:
         # complex and half types: computed in their own arithmetic (float for the halves)
         acc = dt.np.type if dt.category == 3 else np.float32
         step = (e.astype(acc) - s.astype(acc)) / acc(n - 1)
-        values = _halves(step, s.astype(acc), e.astype(acc), n, fma=False)
+        return _halves(step, s.astype(acc), e.astype(acc), n, fma=False).astype(dt.np)
+    # the step is computed in the dtype (in double for integer dtypes)
+    step = (e - s) / dt.np.type(n - 1) if dt.category == 2 else (float(e) - float(s)) / (n - 1)
+    values = _halves(float(step), float(s), float(e), n, fma=True)
+    return (np.trunc(values) if dt.category == 1 else values).astype(dt.np)
+
+
+def _linspace(*, start: Any, end: Any, steps: int, dtype: _dt.dtype, device: device) -> Any:
+    return array_module(device).asarray(_linspace_values(start, end, steps, dtype))
+
+
+def _logspace(*, start: Any, end: Any, steps: int, base: float, dtype: _dt.dtype,
+              device: device) -> Any:
+    n = steps
+    if dtype.category == 3:
+        values = np.power(dtype.np.type(base), _linspace_values(start, end, n, dtype))
     else:
-        # the step is computed in the dtype (in double for integer dtypes)
-        step = (e - s) / dt.np.type(n - 1) if dt.category == 2 else (float(e) - float(s)) / (n - 1)
-        values = _halves(float(step), float(s), float(e), n, fma=True)
-        if dt.category == 1:
+        s = np.float64(np.asarray(checked_scalar(start, dtype), dtype.np))
+        e = np.float64(np.asarray(checked_scalar(end, dtype), dtype.np))
+        if n == 1:
+            exps = np.array([np.float64(start)])
+        else:
+            # unlike linspace's kernel this loop is compiled without FMA: plain numpy
+            gap = np.float64(np.asarray(e - s, dtype.np)) if dtype.category == 2 else e - s
+            exps = _halves(gap / (n - 1), s, e, n, fma=False)
+        # libm's pow, as torch calls it: numpy's vectorized power can be an ulp off
+        values = np.array([math.pow(base, x) for x in exps.tolist()], dtype=np.float64)
+        if dtype.category == 1:
             values = np.trunc(values)
-    return finish(values.astype(dt.np), dt, d, xp, requires_grad, out, "linspace")
+    return array_module(device).asarray(values.astype(dtype.np))
+
+
+def _spaced_meta(*, steps: int, dtype: _dt.dtype, **params: Any) -> meta.MetaArray:
+    return meta.empty((steps,), dtype)
+
+
+LINSPACE = register("linspace", _linspace, _spaced_meta, "factory", differentiable=False,
+                    device_param=True)
+LOGSPACE = register("logspace", _logspace, _spaced_meta, "factory", differentiable=False,
+                    device_param=True)
+
+
+def _spaced_args(op: str, start: Any, end: Any, steps: Any, dtype: Any, device: Any
+                 ) -> dict[str, Any]:
+    """The params of ``linspace`` and ``logspace``, checked as torch checks them."""
+    start, end = _number(op, "start", start), _number(op, "end", end)
+    n = _steps(op, steps)
+    is_complex = type(start) is complex or type(end) is complex
+    dt, d = target(dtype, device, _dt.default_complex() if is_complex else None)
+    if dt.category != 3:
+        checked_scalar(start, dt)
+        checked_scalar(end, dt)
+    return {"start": start, "end": end, "steps": n, "dtype": dt, "device": d}
+
+
+def linspace(start: Any, end: Any, steps: int, *, out: Tensor | None = None, dtype: Any = None,
+             layout: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """torch.linspace: ``steps`` points evenly spaced from start to end inclusive."""
+    params = _spaced_args("linspace", start, end, steps, dtype, device)
+    if params["dtype"].category == 0:
+        raise not_implemented("linspace_cpu", params["dtype"])
+    return finish(LINSPACE.door((), params), requires_grad, out, "linspace")
 
 
 def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, out: Tensor | None = None,
              dtype: Any = None, layout: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """torch.logspace: ``base ** linspace(start, end, steps)``."""
-    start, end = _number("logspace", "start", start), _number("logspace", "end", end)
-    n = _steps("logspace", steps)
-    is_complex = type(start) is complex or type(end) is complex
-    dt, d, xp = target(dtype, device, _dt.default_complex() if is_complex else None)
-    if dt.category == 3:
-        exps = linspace(start, end, n, dtype=dt)._data
-        values = np.power(dt.np.type(base), exps)
-    else:
-        s = np.float64(np.asarray(checked_scalar(start, dt), dt.np))
-        e = np.float64(np.asarray(checked_scalar(end, dt), dt.np))
-        if n == 1:
-            exps = np.array([np.float64(start)])
-        else:
-            # unlike linspace's kernel this loop is compiled without FMA: plain numpy
-            step = (np.float64(np.asarray(e - s, dt.np)) if dt.category == 2 else e - s) / (n - 1)
-            exps = _halves(step, s, e, n, fma=False)
-        # libm's pow, as torch calls it: numpy's vectorized power can be an ulp off
-        values = np.array([math.pow(base, x) for x in exps.tolist()], dtype=np.float64)
-        if dt.category == 1:
-            values = np.trunc(values)
-    return finish(values.astype(dt.np), dt, d, xp, requires_grad, out, "logspace")
-
+    params = _spaced_args("logspace", start, end, steps, dtype, device)
+    params["base"] = base
+    return finish(LOGSPACE.door((), params), requires_grad, out, "logspace")

@@ -1,44 +1,41 @@
 """Random sampling: ``rand``, ``randn``, ``randint``, ``normal``, ``multinomial``... and the
-in-place fills ``Tensor.uniform_``, ``normal_``, ``random_``...; they draw from the streams of
-``random``'s generators through ``sampling_primitives``."""
+in-place fills ``Tensor.uniform_``, ``normal_``, ``random_``...
+
+Each dispatches a primitive of ``sampling_primitives`` with its generator's state as the
+first operand and stores the state that comes back in the generator (on the meta device
+it comes back unchanged). The in-place fills draw out of place and write the values back
+(``copying.assign_inplace``). Arguments are checked here, before anything is drawn;
+checks that read the values of tensor operands run in the primitives.
+"""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-import numpy as np
-
 from . import dtypes as _dt
-from .device import array_module
+from .device import device
+from .dispatch import Op
 from .dtypes import LIMITS, demangled_type_name, scalar_type_name
 from .factory_args import _is_index, _like, _number, _sizes, finish, parse_size, target
-from .ops.operands import (
-    assign_inplace,
-    broadcast_shape,
-    not_implemented,
-    overflow_error,
-    record,
-)
-from .random import Generator, _stream
+from .ops.copying import assign_inplace, check_writable
+from .ops.operands import broadcast_shape, common_device, not_implemented, overflow_error
+from .random import Generator, generator_for
 from .sampling_primitives import (
     _UNIFORM_BITS,
     BERNOULLI,
+    CAUCHY,
+    EXPONENTIAL,
+    GEOMETRIC,
+    LOG_NORMAL,
+    MULTINOMIAL,
     NORMAL,
     POISSON,
-    _bernoulli,
-    _cauchy,
-    _exponential,
-    _geometric,
-    _log_normal,
-    _multinomial,
-    _normal,
-    _poisson,
-    _randint,
-    _randperm,
-    _uniform,
+    RANDINT,
+    RANDPERM,
+    UNIFORM,
 )
-from .tensor import Tensor, make
+from .tensor import Tensor
 
 __all__ = [
     "rand", "rand_like", "randn", "randn_like", "randint", "randint_like", "randperm", "normal",
@@ -48,10 +45,21 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- functions
 
-def _record(op: Any, inputs: tuple[Any, ...], out: Tensor) -> Tensor:
-    if any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        record(op, inputs, None, out)
-    return out
+def _draw(op: Op, generator: Generator | None, d: device, operands: tuple[Any, ...],
+          params: dict[str, Any]) -> Tensor:
+    """The values of ``op`` on device ``d``, drawn from ``generator`` (or ``d``'s default),
+    whose state then moves on."""
+    gen = generator_for(generator, d)
+    params["device"] = d
+    values, gen._state = op.door((gen._state, *operands), params)
+    return values  # type: ignore[no-any-return]
+
+
+def _laid_out(params: dict[str, Any], strides: tuple[int, ...] | None) -> dict[str, Any]:
+    """``params`` of a ``*_like`` sampler, with the layout of its input."""
+    if strides is not None:
+        params["strides"] = strides
+    return params
 
 
 def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True) -> None:
@@ -64,10 +72,10 @@ def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = No
          pin_memory: bool = False, **kwargs: Any) -> Tensor:
     """torch.rand: samples uniform on ``[0, 1)`` of the given size."""
     shape = _sizes("rand", size, kwargs)
-    dt, d, xp = target(dtype, device)
+    dt, d = target(dtype, device)
     _need_float("check_uniform_bounds", dt)
-    return finish(_uniform(_stream(generator, d), shape, dt), dt, d, xp, requires_grad, out,
-                  "rand")
+    values = _draw(UNIFORM, generator, d, (), {"size": shape, "dtype": dt})
+    return finish(values, requires_grad, out, "rand")
 
 
 def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
@@ -75,28 +83,32 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
           pin_memory: bool = False, **kwargs: Any) -> Tensor:
     """torch.randn: samples from the standard normal distribution of the given size."""
     shape = _sizes("randn", size, kwargs)
-    dt, d, xp = target(dtype, device)
+    dt, d = target(dtype, device)
     _need_float("normal_kernel_cpu", dt)
-    return finish(_normal(_stream(generator, d), shape, dt), dt, d, xp, requires_grad, out,
-                  "randn")
+    values = _draw(NORMAL, generator, d, (0.0, 1.0), {"size": shape, "dtype": dt})
+    return finish(values, requires_grad, out, "randn")
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
               layout: Any = None, device: Any = None, requires_grad: bool = False,
               memory_format: Any = None) -> Tensor:
-    """torch.rand_like: ``rand`` with ``input``'s shape, dtype and device unless given."""
-    shape, dt, d, xp = _like("rand_like", input, dtype, device)
+    """torch.rand_like: ``rand`` with ``input``'s shape, dtype, device and layout unless
+    given."""
+    shape, dt, d, strides = _like("rand_like", input, dtype, device, memory_format)
     _need_float("check_uniform_bounds", dt)
-    return finish(_uniform(_stream(generator, d), shape, dt), dt, d, xp, requires_grad)
+    params = _laid_out({"size": shape, "dtype": dt}, strides)
+    return finish(_draw(UNIFORM, generator, d, (), params), requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any = None,
                layout: Any = None, device: Any = None, requires_grad: bool = False,
                memory_format: Any = None) -> Tensor:
-    """torch.randn_like: ``randn`` with ``input``'s shape, dtype and device unless given."""
-    shape, dt, d, xp = _like("randn_like", input, dtype, device)
+    """torch.randn_like: ``randn`` with ``input``'s shape, dtype, device and layout unless
+    given."""
+    shape, dt, d, strides = _like("randn_like", input, dtype, device, memory_format)
     _need_float("normal_kernel_cpu", dt)
-    return finish(_normal(_stream(generator, d), shape, dt), dt, d, xp, requires_grad)
+    params = _laid_out({"size": shape, "dtype": dt}, strides)
+    return finish(_draw(NORMAL, generator, d, (0.0, 1.0), params), requires_grad)
 
 
 def _int_arg(op: str, name: str, value: Any) -> int:
@@ -147,24 +159,26 @@ def randint(low: Any = 0, high: Any = None, size: Any = None, *,
                         f"{type(size).__name__}")
     low, high = _int_arg("randint", "low", low), _int_arg("randint", "high", high)
     shape = parse_size((size,), "randint")
-    dt, d, xp = target(dtype, device, _dt.int64)
+    dt, d = target(dtype, device, _dt.int64)
     _check_int_range(dt, low, high)
-    return finish(_randint(_stream(generator, d), shape, dt, low, high), dt, d, xp,
-                  requires_grad, out, "randint")
+    values = _draw(RANDINT, generator, d, (), {"size": shape, "dtype": dt, "low": low,
+                                               "high": high})
+    return finish(values, requires_grad, out, "randint")
 
 
 def randint_like(input: Tensor, low: Any = 0, high: Any = None, *,
                  generator: Generator | None = None, dtype: Any = None, layout: Any = None,
                  device: Any = None, requires_grad: bool = False,
                  memory_format: Any = None) -> Tensor:
-    """torch.randint_like(input, low=0, high): ``randint`` with ``input``'s shape and dtype."""
+    """torch.randint_like(input, low=0, high): ``randint`` with ``input``'s shape, dtype,
+    device and layout unless given."""
     if high is None:
         low, high = 0, low
     low, high = _int_arg("randint_like", "low", low), _int_arg("randint_like", "high", high)
-    shape, dt, d, xp = _like("randint_like", input, dtype, device)
+    shape, dt, d, strides = _like("randint_like", input, dtype, device, memory_format)
     _check_int_range(dt, low, high)
-    return finish(_randint(_stream(generator, d), shape, dt, low, high), dt, d, xp,
-                  requires_grad)
+    params = _laid_out({"size": shape, "dtype": dt, "low": low, "high": high}, strides)
+    return finish(_draw(RANDINT, generator, d, (), params), requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None = None,
@@ -173,11 +187,11 @@ def randperm(n: int, *, generator: Generator | None = None, out: Tensor | None =
     """torch.randperm: a random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
     n = _int_arg("randperm", "n", n)
     parse_size((n,), "randperm")
-    dt, d, xp = target(dtype, device, _dt.int64)
+    dt, d = target(dtype, device, _dt.int64)
     if dt.category == 1 and n - 1 > LIMITS[dt][1]:
         raise overflow_error(dt)
-    return finish(_randperm(_stream(generator, d), n, dt), dt, d, xp, requires_grad, out,
-                  "randperm")
+    values = _draw(RANDPERM, generator, d, (), {"n": n, "dtype": dt})
+    return finish(values, requires_grad, out, "randperm")
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
@@ -190,33 +204,40 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     ``normal(mean: float, std: Tensor)`` broadcast; ``normal(mean, std, size)`` takes floats.
     """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        if size is not None or dtype is not None:
-            raise TypeError("normal(): size= and dtype= only go with float mean and std")
-        ref = mean if isinstance(mean, Tensor) else std
-        dt, d = ref.dtype, ref.device
-        _need_float("normal_kernel_cpu", dt)
-        mean_v = mean._host() if isinstance(mean, Tensor) else _number("normal", "mean", mean)
-        if isinstance(std, Tensor):
-            std_v = std._host()
-            if (std_v < 0).any():
-                raise RuntimeError("normal expects all elements of std >= 0.0")
-        else:
-            std_v = _number("normal", "std", std)
-            _check_std(std_v)
-        shape = broadcast_shape("normal", np.shape(mean_v), np.shape(std_v))
-        res = finish(_normal(_stream(generator, d), shape, dt, mean_v, std_v), dt, d,
-                     array_module(d), False, out, "normal")
-        return _record(NORMAL, (mean, std), res)
+        return _tensor_normal(mean, std, size, dtype, generator, out)
     if size is None:
         raise TypeError("normal() received an invalid combination of arguments - got (float, "
                         "float): a size is needed when mean and std are numbers")
     mean, std = _number("normal", "mean", mean), _number("normal", "std", std)
     _check_std(std)
     shape = parse_size((size,), "normal")
-    dt, d, xp = target(dtype, device)
+    dt, d = target(dtype, device)
     _need_float("normal_kernel_cpu", dt)
-    return finish(_normal(_stream(generator, d), shape, dt, float(mean), float(std)), dt, d, xp,
-                  requires_grad, out, "normal")
+    values = _draw(NORMAL, generator, d, (float(mean), float(std)), {"size": shape, "dtype": dt})
+    return finish(values, requires_grad, out, "normal")
+
+
+def _tensor_normal(mean: Any, std: Any, size: Any, dtype: Any, generator: Generator | None,
+                   out: Tensor | None) -> Tensor:
+    """``normal`` with a tensor mean or std: the broadcast shape, the first tensor's dtype."""
+    if size is not None or dtype is not None:
+        raise TypeError("normal(): size= and dtype= only go with float mean and std")
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    dt = tensors[0].dtype
+    d = common_device("normal", *tensors)
+    _need_float("normal_kernel_cpu", dt)
+    if not isinstance(mean, Tensor):
+        mean = _number("normal", "mean", mean)
+    if not isinstance(std, Tensor):
+        std = _number("normal", "std", std)
+        _check_std(std)
+    shape = broadcast_shape("normal", _shape(mean), _shape(std))
+    values = _draw(NORMAL, generator, d, (mean, std), {"size": shape, "dtype": dt})
+    return finish(values, False, out, "normal")
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._data.shape if isinstance(x, Tensor) else ()
 
 
 def _check_std(std: float) -> None:
@@ -231,25 +252,20 @@ def _check_p(p: Any) -> float:
     return p
 
 
-def _probabilities(p: Tensor) -> np.ndarray:
-    _need_float("bernoulli_tensor_cpu_p_", p.dtype, complex_ok=False)
-    values = p._host()
-    if not ((values >= 0) & (values <= 1)).all():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    return values
-
-
 def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = None,
               out: Tensor | None = None) -> Tensor:
     """torch.bernoulli: 1 with probability ``input`` (or ``p``), else 0; ``input``'s dtype."""
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    prob = _probabilities(input) if p is None else _check_p(p)
-    d = input.device
-    res = finish(_bernoulli(_stream(generator, d), prob, input._data.shape, input.dtype),
-                 input.dtype, d, array_module(d), False, out, "bernoulli")
-    return _record(BERNOULLI, (input,), res)
+    if p is None:
+        _need_float("bernoulli_tensor_cpu_p_", input.dtype, complex_ok=False)
+        prob: Any = input
+    else:
+        prob = _check_p(p)
+    params = {"size": input._data.shape, "dtype": input.dtype}
+    return finish(_draw(BERNOULLI, generator, input.device, (prob,), params), False, out,
+                  "bernoulli")
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -266,20 +282,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                            f"{scalar_type_name(input.dtype)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    k = input._data.shape[-1]
-    if not replacement and num_samples > k:
+    if not replacement and num_samples > input._data.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    probs = input._host().astype(np.float64).reshape(-1, k)
-    if not (np.isfinite(probs) & (probs >= 0)).all():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if probs.shape[0] and (probs.sum(axis=1) <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    d = input.device
-    picks = _multinomial(_stream(generator, d), probs, num_samples, bool(replacement))
-    shape = (*input._data.shape[:-1], num_samples)
-    return finish(picks.reshape(shape).astype(np.int64, copy=False), _dt.int64, d, array_module(d),
-                  False, out, "multinomial")
+    params = {"num_samples": num_samples, "replacement": bool(replacement)}
+    return finish(_draw(MULTINOMIAL, generator, input.device, (input,), params), False, out,
+                  "multinomial")
 
 
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
@@ -288,21 +296,17 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     _need_float("poisson_cpu", input.dtype, complex_ok=False)
-    rates = input._host()
-    if (rates < 0).any():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    d = input.device
-    res = finish(_poisson(_stream(generator, d), rates, input.dtype), input.dtype, d,
-                 array_module(d), False)
-    return _record(POISSON, (input,), res)
+    return _draw(POISSON, generator, input.device, (input,), {})
 
 
 # ----------------------------------------------------------------------------- in place
 
-def _fill(self: Tensor, host: np.ndarray, name: str) -> Tensor:
-    d = self.device
-    return assign_inplace(self, make(host if d.type == "cpu" else d.xp.asarray(host),
-                                     self.dtype, d), name)
+def _fill(self: Tensor, name: str, op: Op, generator: Generator | None,
+          operands: tuple[Any, ...] = (), **params: Any) -> Tensor:
+    """``self`` filled with the values ``op`` draws for its shape and dtype."""
+    check_writable(name, self)  # before drawing: a refused write leaves the generator alone
+    params.update(size=self._data.shape, dtype=self.dtype)
+    return assign_inplace(self, _draw(op, generator, self.device, operands, params), name)
 
 
 def _need_real_float(what: str, name: str, dt: _dt.dtype) -> None:
@@ -326,8 +330,7 @@ def uniform_(self: Tensor, *bounds: Any, generator: Generator | None = None,
     for name, v in (("from", low), ("to", high)):
         if not -limit <= v <= limit:
             raise RuntimeError(f"{name} is out of bounds for {demangled_type_name(dt.to_real())}")
-    rng = _stream(generator, self.device)
-    return _fill(self, _uniform(rng, self._data.shape, dt, low, high), "uniform_")
+    return _fill(self, "uniform_", UNIFORM, generator, low=low, high=high)
 
 
 def _bounds(name: str, args: tuple[Any, ...], named: dict[str, Any], first: Any,
@@ -347,24 +350,23 @@ def normal_(self: Tensor, mean: Any = 0.0, std: Any = 1.0, *,
     _need_float("normal_kernel_cpu", self.dtype)
     mean, std = float(_number("normal_", "mean", mean)), float(_number("normal_", "std", std))
     _check_std(std)
-    rng = _stream(generator, self.device)
-    return _fill(self, _normal(rng, self._data.shape, self.dtype, mean, std), "normal_")
+    return _fill(self, "normal_", NORMAL, generator, (mean, std))
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Tensor.bernoulli_(p=0.5): fill with 1 with probability ``p`` (a float or a tensor
     broadcastable to self), else 0."""
     if isinstance(p, Tensor):
-        prob: Any = _probabilities(p)
-        shape = self._data.shape
-        if prob.ndim > len(shape) or any(
-                a != b and a != 1 for a, b in zip(prob.shape[::-1], shape[::-1])):
-            raise RuntimeError(f"bernoulli_: p of shape {list(prob.shape)} cannot be expanded "
-                               f"to the shape {list(self._data.shape)} of self")
+        _need_float("bernoulli_tensor_cpu_p_", p.dtype, complex_ok=False)
+        shape, p_shape = self._data.shape, p._data.shape
+        if len(p_shape) > len(shape) or any(
+                a != b and a != 1 for a, b in zip(p_shape[::-1], shape[::-1])):
+            raise RuntimeError(f"bernoulli_: p of shape {list(p_shape)} cannot be expanded "
+                               f"to the shape {list(shape)} of self")
+        prob: Any = p
     else:
         prob = _check_p(p)
-    rng = _stream(generator, self.device)
-    return _fill(self, _bernoulli(rng, prob, self._data.shape, self.dtype), "bernoulli_")
+    return _fill(self, "bernoulli_", BERNOULLI, generator, (prob,))
 
 
 def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
@@ -387,8 +389,7 @@ def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
             high = LIMITS[dt][1] + 1
     high = _int_arg("random_", "to", high)
     _check_int_range(dt, low, high)
-    rng = _stream(generator, self.device)
-    return _fill(self, _randint(rng, self._data.shape, dt, low, high), "random_")
+    return _fill(self, "random_", RANDINT, generator, low=low, high=high)
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *,
@@ -398,8 +399,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *,
     lambd = float(_number("exponential_", "lambd", lambd))
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    rng = _stream(generator, self.device)
-    return _fill(self, _exponential(rng, self._data.shape, self.dtype, lambd), "exponential_")
+    return _fill(self, "exponential_", EXPONENTIAL, generator, lambd=lambd)
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -409,8 +409,7 @@ def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) ->
     p = float(_number("geometric_", "p", p))
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    rng = _stream(generator, self.device)
-    return _fill(self, _geometric(rng, self._data.shape, self.dtype, p), "geometric_")
+    return _fill(self, "geometric_", GEOMETRIC, generator, p=p)
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
@@ -421,20 +420,18 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
     sigma = float(_number("cauchy_", "sigma", sigma))
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
-    rng = _stream(generator, self.device)
-    return _fill(self, _cauchy(rng, self._data.shape, self.dtype, median, sigma), "cauchy_")
+    return _fill(self, "cauchy_", CAUCHY, generator, median=median, sigma=sigma)
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
                 generator: Generator | None = None) -> Tensor:
     """Tensor.log_normal_(mean=1, std=2): fill with ``exp`` of normal(mean, std) samples."""
     _need_float("log_normal_cpu", self.dtype, complex_ok=False)
-    mean, std = float(_number("log_normal_", "mean", mean)), float(_number("log_normal_", "std",
-                                                                             std))
+    mean = float(_number("log_normal_", "mean", mean))
+    std = float(_number("log_normal_", "std", std))
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    rng = _stream(generator, self.device)
-    return _fill(self, _log_normal(rng, self._data.shape, self.dtype, mean, std), "log_normal_")
+    return _fill(self, "log_normal_", LOG_NORMAL, generator, mean=mean, std=std)
 
 
 # sampling's names are exported through __all__ (ember.core re-exports it), not FUNCTIONS.

@@ -1,34 +1,59 @@
 """The sampling primitives: each sampler is one registered primitive (not differentiable)
-whose forward takes a generator's numpy ``Generator`` first and returns a host array of the
-result dtype, with a shape rule that needs no data."""
+
+    forward(state, *operands, device, **params) -> (values, new_state)
+
+``state`` is the bytes of a generator's state (see ``random``): the values are drawn on
+the host from the numpy stream at that state, then placed on ``device``, and
+``new_state`` is the state after the draw. The same state gives the same values, so a
+recorded call replays. Operands that are tensors (probabilities, rates, means) are
+checked here, where their values are read; the rest is checked by ``sampling``'s
+wrappers. The meta rules give the values' shape, dtype and strides and return the state
+as it came: torch's meta random ops do not advance the generator.
+
+================  =================  ====================================================
+primitive         operands           params (besides ``device``)
+================  =================  ====================================================
+``uniform``       state              size, dtype, low, high, strides (None: row-major)
+``normal``        state, mean, std   size, dtype, strides; mean and std: arrays or numbers
+``randint``       state              size, dtype, low, high, strides
+``randperm``      state              n, dtype
+``bernoulli``     state, p           size, dtype; p: an array of probabilities or a number
+``multinomial``   state, probs       num_samples, replacement
+``poisson``       state, rates
+``exponential``   state              size, dtype, lambd
+``geometric``     state              size, dtype, p
+``cauchy``        state              size, dtype, median, sigma
+``log_normal``    state              size, dtype, mean, std
+================  =================  ====================================================
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from . import dtypes as _dt
 from . import meta
-from .dispatch import register
+from .device import CPU, array_module, device
+from .dispatch import Op, register
+from .factory_args import allocate, meta_array
+from .ops.conversion import move_array
+from .random import advanced, stream_of
 
 # Bits of a uniform draw per float dtype: every value of k * 2**-bits is representable.
 _UNIFORM_BITS = {"float16": 11, "bfloat16": 8}
+_NUMBERS = (int, float, complex)
 
 
-def _sized(*operands: Any, size: tuple[int, ...], dtype: _dt.dtype, **params: Any) -> meta.Spec:
-    return meta.Spec(tuple(size), dtype)
+# ----------------------------------------------------------------------------- draws
 
-
-def _like_input(x: meta.Spec, *operands: Any, **params: Any) -> meta.Spec:
-    return x
-
-
-def _uniform(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
+def _uniform(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
              low: float = 0.0, high: float = 1.0) -> np.ndarray:
     if dtype.category == 3:
-        parts = _uniform(rng, (*size, 2), dtype.to_real(), low, high)
+        parts = _uniform(rng, size=(*size, 2), dtype=dtype.to_real(), low=low, high=high)
         return parts.view(dtype.np).reshape(size)
     bits = _UNIFORM_BITS.get(dtype.name)
     if bits is not None:
@@ -40,8 +65,10 @@ def _uniform(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
     return (u * dtype.np.type(high - low) + dtype.np.type(low)).astype(dtype.np, copy=False)
 
 
-def _normal(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
-            mean: Any = 0.0, std: Any = 1.0) -> np.ndarray:
+def _normal(rng: np.random.Generator, mean: Any, std: Any, *, size: tuple[int, ...],
+            dtype: _dt.dtype) -> np.ndarray:
+    if isinstance(std, np.ndarray) and (std < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
     if dtype.category == 3:
         # each part has variance 1/2, so the complex value has variance std**2
         parts = rng.standard_normal((*size, 2), dtype=dtype.to_real().np) * math.sqrt(0.5)
@@ -51,11 +78,11 @@ def _normal(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
     z: Any = rng.standard_normal(size, dtype=work)
     if not (isinstance(mean, float) and mean == 0.0 and isinstance(std, float) and std == 1.0):
         z = z * np.asarray(std, work) + np.asarray(mean, work)
-    return z.astype(dtype.np, copy=False)
+    return z.astype(dtype.np, copy=False)  # type: ignore[no-any-return]
 
 
-def _randint(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
-             low: int, high: int) -> np.ndarray:
+def _randint(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype, low: int,
+             high: int) -> np.ndarray:
     """Integers in ``[low, high)``; ``high`` may be 2**63 (all int64 values from ``low``)."""
     span = high - low
     if span <= 1 << 32:
@@ -69,82 +96,140 @@ def _randint(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
     return values.astype(dtype.np, copy=False)
 
 
-def _randperm(rng: np.random.Generator, n: int, dtype: _dt.dtype) -> np.ndarray:
+def _randperm(rng: np.random.Generator, *, n: int, dtype: _dt.dtype) -> np.ndarray:
     return rng.permutation(n).astype(dtype.np)
 
 
-def _bernoulli(rng: np.random.Generator, p: Any, size: tuple[int, ...],
+def _bernoulli(rng: np.random.Generator, p: Any, *, size: tuple[int, ...],
                dtype: _dt.dtype) -> np.ndarray:
+    if isinstance(p, np.ndarray) and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
     return (rng.random(size) < p).astype(dtype.np)
 
 
-def _multinomial(rng: np.random.Generator, probs: np.ndarray, num_samples: int,
+def _multinomial(rng: np.random.Generator, probs: np.ndarray, *, num_samples: int,
                  replacement: bool) -> np.ndarray:
-    """Category indices drawn from each row of the 2-D ``probs`` (float64)."""
-    rows, k = probs.shape
-    if not replacement:
-        # p / Exp(1) keys: their top n are a weighted draw without replacement (torch's
-        # method); zero-probability categories only come after all the others.
-        keys = probs / rng.standard_exponential((rows, k))
-        return np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    cdf = np.cumsum(probs, axis=1)
+    """``num_samples`` category indices (int64) drawn from each row of ``probs``."""
+    k = probs.shape[-1]
+    p = probs.astype(np.float64).reshape(-1, k)
+    if not (np.isfinite(p) & (p >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if p.shape[0] and (p.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    picks = _with_replacement(rng, p, num_samples) if replacement else \
+        _without_replacement(rng, p, num_samples)
+    return picks.reshape(*probs.shape[:-1], num_samples).astype(np.int64, copy=False)
+
+
+def _without_replacement(rng: np.random.Generator, p: np.ndarray, n: int) -> np.ndarray:
+    # p / Exp(1) keys: their top n are a weighted draw without replacement (torch's
+    # method); zero-probability categories only come after all the others.
+    keys = p / rng.standard_exponential(p.shape)
+    return np.argsort(-keys, axis=1, kind="stable")[:, :n]
+
+
+def _with_replacement(rng: np.random.Generator, p: np.ndarray, n: int) -> np.ndarray:
+    rows, k = p.shape
+    cdf = np.cumsum(p, axis=1)
     cdf /= cdf[:, -1:]
     offset = np.arange(rows, dtype=np.float64)[:, None]
-    u = rng.random((rows, num_samples)) + offset
+    u = rng.random((rows, n)) + offset
     flat = np.searchsorted((cdf + offset).ravel(), u.ravel(), side="right").reshape(u.shape)
     idx = flat - np.arange(rows)[:, None] * k
     # rounding can put u past the last positive category: keep it there
-    last = k - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
+    last = k - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
     return np.minimum(idx, last[:, None])
 
 
-def _poisson(rng: np.random.Generator, rates: np.ndarray, dtype: _dt.dtype) -> np.ndarray:
-    return rng.poisson(rates.astype(np.float64)).astype(dtype.np)
+def _poisson(rng: np.random.Generator, rates: np.ndarray) -> np.ndarray:
+    if (rates < 0).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    # np.asarray: numpy answers a 0-d array of rates with a Python int
+    return np.asarray(rng.poisson(rates.astype(np.float64)), rates.dtype)
 
 
-def _exponential(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
+def _exponential(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
                  lambd: float) -> np.ndarray:
     return (rng.standard_exponential(size) / lambd).astype(dtype.np)
 
 
-def _geometric(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype,
+def _geometric(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
                p: float) -> np.ndarray:
     return rng.geometric(p, size).astype(dtype.np)
 
 
-def _cauchy(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype, median: float,
-            sigma: float) -> np.ndarray:
+def _cauchy(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
+            median: float, sigma: float) -> np.ndarray:
     return (median + sigma * rng.standard_cauchy(size)).astype(dtype.np)
 
 
-def _log_normal(rng: np.random.Generator, size: tuple[int, ...], dtype: _dt.dtype, mean: float,
-                std: float) -> np.ndarray:
+def _log_normal(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
+                mean: float, std: float) -> np.ndarray:
     return rng.lognormal(mean, std, size).astype(dtype.np)
 
 
-def _multinomial_meta(x: meta.Spec, num_samples: int, **params: Any) -> meta.Spec:
-    return meta.Spec((*x.shape[:-1], num_samples), _dt.int64)
+# ----------------------------------------------------------------------------- primitives
+
+def _host(operand: Any) -> Any:
+    """A tensor operand's array on the host (numbers as they are): draws run there."""
+    return operand if isinstance(operand, _NUMBERS) else move_array(operand, CPU)
 
 
-def _normal_meta(*operands: Any, size: Any = None, dtype: Any = None, **params: Any) -> meta.Spec:
-    specs = [o for o in operands if isinstance(o, meta.Spec)]
-    if not specs:
-        return meta.Spec(tuple(size), dtype)
-    shape = tuple(np.broadcast_shapes(*[s.shape for s in specs]))
-    return meta.Spec(shape, specs[0].dtype)
+def _forward(draw: Callable[..., np.ndarray]) -> Callable[..., Any]:
+    """The primitive's forward: ``draw`` from the stream at ``state``, placed on ``device``
+    with element ``strides`` (None: row-major), and the state after it."""
+
+    def forward(state: np.ndarray, *operands: Any, device: device,
+                strides: tuple[int, ...] | None = None, **params: Any) -> Any:
+        stream = stream_of(state)
+        if operands:
+            values = draw(stream, *[_host(o) for o in operands], **params)
+        else:
+            values = draw(stream, **params)
+        xp = array_module(device)
+        if strides is None:
+            placed = xp.asarray(values)
+        else:
+            placed = allocate(xp, values.shape, values.dtype, strides)
+            placed[...] = xp.asarray(values)
+        return placed, advanced(stream, state)
+
+    forward.__name__ = draw.__name__
+    forward.__doc__ = f"{draw.__name__.strip('_')}: (state, ...) -> (values, new state)."
+    return forward
 
 
-UNIFORM = register("uniform", _uniform, _sized, "random", differentiable=False)
-NORMAL = register("normal", _normal, _normal_meta, "random", differentiable=False)
-RANDINT = register("randint", _randint, _sized, "random", differentiable=False)
-RANDPERM = register("randperm", _randperm,
-                    lambda n, dtype, **_: meta.Spec((n,), dtype), "random", differentiable=False)
-BERNOULLI = register("bernoulli", _bernoulli, _like_input, "random", differentiable=False)
-MULTINOMIAL = register("multinomial", _multinomial, _multinomial_meta, "random",
-                       differentiable=False)
-POISSON = register("poisson", _poisson, _like_input, "random", differentiable=False)
-EXPONENTIAL = register("exponential", _exponential, _sized, "random", differentiable=False)
-GEOMETRIC = register("geometric", _geometric, _sized, "random", differentiable=False)
-CAUCHY = register("cauchy", _cauchy, _sized, "random", differentiable=False)
-LOG_NORMAL = register("log_normal", _log_normal, _sized, "random", differentiable=False)
+def _sized_meta(state: Any, *operands: Any, size: tuple[int, ...], dtype: _dt.dtype,
+                strides: tuple[int, ...] | None = None, **params: Any) -> Any:
+    return meta_array(size, dtype, strides), state
 
+
+def _randperm_meta(state: Any, *, n: int, dtype: _dt.dtype, **params: Any) -> Any:
+    return meta.empty((n,), dtype), state
+
+
+def _multinomial_meta(state: Any, probs: Any, *, num_samples: int, **params: Any) -> Any:
+    return meta.empty((*probs.shape[:-1], num_samples), _dt.int64), state
+
+
+def _poisson_meta(state: Any, rates: Any, **params: Any) -> Any:
+    return meta.empty(rates.shape, rates.dtype), state
+
+
+def _random_op(name: str, draw: Callable[..., np.ndarray], rule: Callable[..., Any],
+               operands: tuple[str, ...] = ()) -> Op:
+    return register(name, _forward(draw), rule, "random", differentiable=False,
+                    device_param=True, arg_names=("state", *operands))
+
+
+UNIFORM = _random_op("uniform", _uniform, _sized_meta)
+NORMAL = _random_op("normal", _normal, _sized_meta, ("mean", "std"))
+RANDINT = _random_op("randint", _randint, _sized_meta)
+RANDPERM = _random_op("randperm", _randperm, _randperm_meta)
+BERNOULLI = _random_op("bernoulli", _bernoulli, _sized_meta, ("p",))
+MULTINOMIAL = _random_op("multinomial", _multinomial, _multinomial_meta, ("self",))
+POISSON = _random_op("poisson", _poisson, _poisson_meta, ("self",))
+EXPONENTIAL = _random_op("exponential", _exponential, _sized_meta)
+GEOMETRIC = _random_op("geometric", _geometric, _sized_meta)
+CAUCHY = _random_op("cauchy", _cauchy, _sized_meta)
+LOG_NORMAL = _random_op("log_normal", _log_normal, _sized_meta)

@@ -12,6 +12,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device
+from .function_modes import DisableTorchFunctionSubclass, subclass_defined
+from .meta import MetaArray
 
 __all__ = ["Tensor", "make", "make_view", "bump_version"]
 
@@ -81,11 +83,23 @@ class Tensor:
         def __gt__(self, other: Any) -> Tensor: ...
         def __ge__(self, other: Any) -> Tensor: ...
 
-    # The legacy constructor ``Tensor([...])`` / ``Tensor(2, 3)`` makes a float tensor.
-    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
-        from .legacy import legacy_tensor
+    # ``Tensor(...)`` (the legacy constructor) is installed by ``legacy``, ``repr`` by
+    # ``printing``, pickling by ``creation``: the Tensor itself only holds and describes data.
 
-        return legacy_tensor(cls, *args, **kwargs)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        subclass_defined(cls)
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        """The default for subclasses: run ``func`` as for plain tensors and give the
+        results back as ``cls`` (``x.as_subclass(cls)`` for each tensor result)."""
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with DisableTorchFunctionSubclass():
+            ret = func(*args, **(kwargs or {}))
+        return _convert(ret, cls)
 
     # --------------------------------------------------------------- metadata
     @property
@@ -131,10 +145,13 @@ class Tensor:
         return strides[wrap_dim(dim, self._data.ndim, "stride")]
 
     def storage_offset(self) -> int:
+        data = self._data
+        if data.__class__ is MetaArray:
+            return data.offset // self.dtype.itemsize  # type: ignore[no-any-return]
         base = self._base
         if base is None:
             return 0
-        return (_address(self._data) - _address(base._data)) // self.dtype.itemsize
+        return (_address(data) - _address(base._data)) // self.dtype.itemsize
 
     def data_ptr(self) -> int:
         return _address(self._data)
@@ -152,7 +169,7 @@ class Tensor:
 
     @property
     def is_meta(self) -> bool:
-        return False
+        return self.device.type == "meta"
 
     @property
     def is_sparse(self) -> bool:
@@ -222,13 +239,6 @@ class Tensor:
         self.dtype = value.dtype
         self.device = value.device
 
-    def detach(self) -> Tensor:
-        """A view of the same storage, out of the autograd graph."""
-        out = make(self._data, self.dtype, self.device)
-        out._vc = self._ensure_vc()
-        out._base = self._base if self._base is not None else self
-        return out
-
     def detach_(self) -> Tensor:
         self.grad_fn = None
         self._requires_grad = False
@@ -242,6 +252,7 @@ class Tensor:
 
     # --------------------------------------------------------------- conversions
     def item(self) -> Any:
+        _check_has_data(self, "Tensor.item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                "to Scalar")
@@ -267,7 +278,11 @@ class Tensor:
 
     def _host(self) -> np.ndarray:
         data = self._data
-        return data if self.device.type == "cpu" else data.get()
+        if self.device.type == "cpu":
+            return data  # type: ignore[no-any-return]
+        if data.__class__ is MetaArray:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return data.get()  # type: ignore[no-any-return]
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         arr = self._host()
@@ -297,6 +312,7 @@ class Tensor:
         if n != 1:
             many = "no" if n == 0 else "more than one"
             raise RuntimeError(f"Boolean value of Tensor with {many} value is ambiguous")
+        _check_has_data(self, "Tensor.item()")
         return bool(self._data.reshape(()))
 
     def __int__(self) -> int:
@@ -311,37 +327,15 @@ class Tensor:
     def __index__(self) -> int:
         if self.dtype.category > 1 or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
+        _check_has_data(self, "Tensor.item()")
         return int(self._data.reshape(()))
 
     __hash__ = object.__hash__
 
-    def __repr__(self) -> str:
-        from .printing import tensor_repr
-
-        return tensor_repr(self)
-
-    __str__ = __repr__
-
     def __format__(self, spec: str) -> str:
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and self.device.type != "meta":
             return format(self.item(), spec)
         return repr(self) if not spec else format(repr(self), spec)
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        from .creation import tensor
-
-        return (tensor, (self._host().copy(), self.dtype, str(self.device), self._requires_grad))
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
-        out = make(self._data.copy(), self.dtype, self.device)
-        out._requires_grad = self._requires_grad
-        if self.grad is not None:
-            out.grad = self.grad.__deepcopy__(memo)
-        memo[id(self)] = out
-        if self.__class__ is not Tensor:
-            out.__class__ = self.__class__
-        out.__dict__.update(self.__dict__)
-        return out
 
     # numpy defers to Tensor's reflected operators: ``np.float32(2) * t`` is a Tensor.
     __array_ufunc__ = None
@@ -426,7 +420,26 @@ def wrap_dim(dim: int, ndim: int, op: str = "") -> int:
 def _address(arr: Any) -> int:
     if isinstance(arr, np.ndarray):
         return int(arr.__array_interface__["data"][0])
+    if arr.__class__ is MetaArray:
+        return 0
     return int(arr.data.ptr)
+
+
+def _check_has_data(t: Tensor, what: str) -> None:
+    if t._data.__class__ is MetaArray:
+        raise RuntimeError(f"{what} cannot be called on meta tensors")
+
+
+def _convert(ret: Any, cls: type) -> Any:
+    """Tensor results as ``cls`` (torch's ``_convert``): tuples and lists item by item."""
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)  # type: ignore[attr-defined]
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        if hasattr(ret, "_fields"):  # torch.return_types named tuples
+            return type(ret)(*items)
+        return type(ret)(items)
+    return ret
 
 
 def _to_python(arr0d: Any, dtype: _dt.dtype) -> Any:

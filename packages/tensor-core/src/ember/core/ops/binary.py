@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import grad_mode, hooks
-from ..tensor import Tensor, bump_version, make
+from ..dispatch import dispatch
+from ..tensor import Tensor
 from . import special
-from .elementwise import Refusals, binary_op, wrap_int
-from .operands import LIMITS, overflow_error, scalar_result, write_out
+from .conversion import clone
+from .copying import FILL, assign_inplace, write_out
+from .elementwise import Refusals, binary_op
+from .operands import LIMITS, overflow_error
 
 _BF16 = _dt.bfloat16
 
@@ -101,55 +103,66 @@ def _complex_refusal(name: str) -> Refusals:
     return {"c": (RuntimeError, f"{name} not implemented for complex tensors.")}
 
 
-ADD, _add = binary_op("add", np.add)
-SUB, _sub = binary_op("sub", np.subtract)
-MUL, mul = binary_op("mul", np.multiply)
-DIV, true_divide = binary_op("div", _true_divide, result="float")
-DIV_TRUNC, _div_trunc = binary_op("div_trunc", _trunc_divide, differentiable=False, allowed="if")
-FLOOR_DIVIDE, floor_divide = binary_op("floor_divide", _floor_divide, differentiable=False,
-                                       allowed="if", kernel="div_floor_cpu")
-REMAINDER, remainder = binary_op("remainder", _remainder, allowed="if")
-FMOD, fmod = binary_op("fmod", _fmod, allowed="if", scalars="other")
-POW, _pow = binary_op("pow", _power, allowed="ifc", kernel="pow")
-MAXIMUM, maximum = binary_op("maximum", np.maximum, allowed="bif", scalars="none",
-                             refusals=_complex_refusal("maximum"))
-MINIMUM, minimum = binary_op("minimum", np.minimum, allowed="bif", scalars="none",
-                             refusals=_complex_refusal("minimum"))
-FMAX, fmax = binary_op("fmax", np.fmax, allowed="bif", scalars="none",
-                       refusals=_complex_refusal("fmax"))
-FMIN, fmin = binary_op("fmin", np.fmin, allowed="bif", scalars="none",
-                       refusals=_complex_refusal("fmin"))
-ATAN2, atan2 = binary_op("atan2", np.arctan2, result="float", allowed="bif", scalars="none")
-HYPOT, hypot = binary_op("hypot", np.hypot, result="float", allowed="f", scalars="none")
-COPYSIGN, copysign = binary_op("copysign", np.copysign, result="float", allowed="bif",
-                               scalars="other")
-LOGADDEXP, logaddexp = binary_op("logaddexp", _logaddexp, result="float", allowed="fc",
-                                 scalars="none")
-LOGADDEXP2, logaddexp2 = binary_op("logaddexp2", np.logaddexp2, result="float", allowed="f",
-                                   scalars="none")
-XLOGY, xlogy = binary_op("xlogy", special.xlogy, result="float", allowed="bif")
-EQ, eq = binary_op("eq", np.equal, result="bool", differentiable=False, scalars="other")
-NE, ne = binary_op("ne", np.not_equal, result="bool", differentiable=False, scalars="other")
-LT, lt = binary_op("lt", np.less, result="bool", differentiable=False, allowed="bif",
-                   scalars="other")
-LE, le = binary_op("le", np.less_equal, result="bool", differentiable=False, allowed="bif",
-                   scalars="other")
-GT, gt = binary_op("gt", np.greater, result="bool", differentiable=False, allowed="bif",
-                   scalars="other")
-GE, ge = binary_op("ge", np.greater_equal, result="bool", differentiable=False, allowed="bif",
-                   scalars="other")
-LOGICAL_AND, logical_and = binary_op("logical_and", np.logical_and, "bool", False, scalars="none")
-LOGICAL_OR, logical_or = binary_op("logical_or", np.logical_or, "bool", False, scalars="none")
-LOGICAL_XOR, logical_xor = binary_op("logical_xor", np.logical_xor, "bool", False, scalars="none")
-BITWISE_AND, bitwise_and = binary_op("bitwise_and", np.bitwise_and, differentiable=False,
-                                     allowed="bi")
-BITWISE_OR, bitwise_or = binary_op("bitwise_or", np.bitwise_or, differentiable=False, allowed="bi")
-BITWISE_XOR, bitwise_xor = binary_op("bitwise_xor", np.bitwise_xor, differentiable=False,
-                                     allowed="bi")
-LEFT_SHIFT, bitwise_left_shift = binary_op("bitwise_left_shift", np.left_shift,
-                                           differentiable=False, allowed="i", kernel="lshift_cpu")
-RIGHT_SHIFT, bitwise_right_shift = binary_op("bitwise_right_shift", np.right_shift,
-                                             differentiable=False, allowed="i", kernel="rshift_cpu")
+
+ADD, _add, add_ = binary_op("add", np.add, inplace=True, scale=lambda s, o, a: _scaled(s, o, a))
+SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
+                             scale=lambda s, o, a: _scaled(s, o, a))
+MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
+DIV, true_divide, _div_ = binary_op("div", _true_divide, result="float", inplace=True)
+DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, differentiable=False,
+                                               inplace=True, allowed="if")
+FLOOR_DIVIDE, floor_divide, _floor_divide_ = binary_op(
+    "floor_divide", _floor_divide, differentiable=False, kernel="div_floor_cpu", inplace=True,
+    allowed="if")
+REMAINDER, remainder, _remainder_ = binary_op("remainder", _remainder, inplace=True, allowed="if")
+FMOD, fmod, _fmod_ = binary_op("fmod", _fmod, scalars="other", inplace=True, allowed="if")
+POW, _pow, _pow_ = binary_op("pow", _power, allowed="ifc", kernel="pow", inplace=True,
+                             arg_names=("self", "exponent"))
+MAXIMUM, maximum, _ = binary_op("maximum", np.maximum, allowed="bif", scalars="none",
+                                refusals=_complex_refusal("maximum"))
+MINIMUM, minimum, _ = binary_op("minimum", np.minimum, allowed="bif", scalars="none",
+                                refusals=_complex_refusal("minimum"))
+FMAX, fmax, _ = binary_op("fmax", np.fmax, allowed="bif", scalars="none",
+                          refusals=_complex_refusal("fmax"))
+FMIN, fmin, _ = binary_op("fmin", np.fmin, allowed="bif", scalars="none",
+                          refusals=_complex_refusal("fmin"))
+ATAN2, atan2, _atan2_ = binary_op("atan2", np.arctan2, result="float", allowed="bif",
+                                  scalars="none", inplace=True)
+HYPOT, hypot, _hypot_ = binary_op("hypot", np.hypot, result="float", allowed="f", scalars="none",
+                                  inplace=True)
+COPYSIGN, copysign, _copysign_ = binary_op("copysign", np.copysign, result="float",
+                                           allowed="bif", scalars="other", inplace=True)
+LOGADDEXP, logaddexp, _ = binary_op("logaddexp", _logaddexp, result="float", allowed="fc",
+                                    scalars="none")
+LOGADDEXP2, logaddexp2, _ = binary_op("logaddexp2", np.logaddexp2, result="float", allowed="f",
+                                      scalars="none")
+XLOGY, xlogy, _xlogy_ = binary_op("xlogy", special.xlogy, result="float", allowed="bif",
+                                  inplace=True)
+_CMP: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "other",
+                        "inplace": True}
+_BIT: dict[str, Any] = {"differentiable": False, "inplace": True}
+_LOGICAL: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "none",
+                            "inplace": True}
+
+EQ, eq, _eq_ = binary_op("eq", np.equal, **_CMP)
+NE, ne, _ne_ = binary_op("ne", np.not_equal, **_CMP)
+LT, lt, _lt_ = binary_op("lt", np.less, allowed="bif", **_CMP)
+LE, le, _le_ = binary_op("le", np.less_equal, allowed="bif", **_CMP)
+GT, gt, _gt_ = binary_op("gt", np.greater, allowed="bif", **_CMP)
+GE, ge, _ge_ = binary_op("ge", np.greater_equal, allowed="bif", **_CMP)
+LOGICAL_AND, logical_and, _logical_and_ = binary_op("logical_and", np.logical_and, **_LOGICAL)
+LOGICAL_OR, logical_or, _logical_or_ = binary_op("logical_or", np.logical_or, **_LOGICAL)
+LOGICAL_XOR, logical_xor, _logical_xor_ = binary_op("logical_xor", np.logical_xor, **_LOGICAL)
+BITWISE_AND, bitwise_and, _bitwise_and_ = binary_op("bitwise_and", np.bitwise_and,
+                                                    allowed="bi", **_BIT)
+BITWISE_OR, bitwise_or, _bitwise_or_ = binary_op("bitwise_or", np.bitwise_or, allowed="bi",
+                                                 **_BIT)
+BITWISE_XOR, bitwise_xor, _bitwise_xor_ = binary_op("bitwise_xor", np.bitwise_xor,
+                                                    allowed="bi", **_BIT)
+LEFT_SHIFT, bitwise_left_shift, _bitwise_left_shift_ = binary_op(
+    "bitwise_left_shift", np.left_shift, allowed="i", kernel="lshift_cpu", **_BIT)
+RIGHT_SHIFT, bitwise_right_shift, _bitwise_right_shift_ = binary_op(
+    "bitwise_right_shift", np.right_shift, allowed="i", kernel="rshift_cpu", **_BIT)
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 multiply = mul
@@ -165,6 +178,13 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """torch.sub: ``input - alpha * other``."""
+    _check_bool_sub(input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        other = _scaled(input, other, alpha)
+    return _sub(input, other) if out is None else _sub(input, other, out=out)
+
+
+def _check_bool_sub(input: Any, other: Any) -> None:
     a, b = _is_bool(input), _is_bool(other)
     if a or b:
         if a and b:
@@ -173,9 +193,6 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if alpha.__class__ is not int or alpha != 1:
-        other = _scaled(input, other, alpha)
-    return _sub(input, other) if out is None else _sub(input, other, out=out)
 
 
 def _scaled(input: Any, other: Any, alpha: Any) -> Any:
@@ -227,16 +244,13 @@ def _is_bool(x: Any) -> bool:
     return x.dtype is _dt.bool if isinstance(x, Tensor) else x.__class__ is bool
 
 
-def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
-    """torch.pow(input, exponent): either may be a Python number."""
+def _pow_checks(input: Any, exponent: Any) -> Any:
+    """torch's checks of a Python exponent against the tensor's dtype; ``x ** True`` and
+    ``x ** False`` of a bool tensor give a copy and ones, returned as such (else None)."""
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         dt = input.dtype
         if exponent.__class__ is bool and dt is _dt.bool:
-            # torch answers ``x ** True`` with a copy and ``x ** False`` with ones
-            exponent = int(exponent)
-            input = make(input._data.copy() if exponent else
-                         input.device.xp.ones(input._data.shape, np.bool_), dt, input.device)
-            return input if out is None else write_out("pow", out, input)
+            return clone(input) if exponent else dispatch(FILL, (input,), {"value": True})
         if exponent.__class__ is int and dt.category == 1:
             # an integer exponent is converted to the tensor's dtype with a check, not wrapped
             if exponent < 0:
@@ -247,7 +261,41 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
                 LIMITS[dt][0] <= exponent <= LIMITS[dt][1]) and exponent - exponent == 0:
             # torch converts the exponent with a check only for the 16-bit floats
             raise overflow_error(dt)
+    return None
+
+
+def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
+    """torch.pow(input, exponent): either may be a Python number."""
+    special = _pow_checks(input, exponent)
+    if special is not None:
+        return special if out is None else write_out("pow", out, special)
     return _pow(input, exponent) if out is None else _pow(input, exponent, out=out)
+
+
+def pow_(self: Tensor, exponent: Any) -> Tensor:
+    """In-place ``pow``."""
+    special = _pow_checks(self, exponent)
+    if special is not None:
+        return assign_inplace(self, special, "pow_")
+    return _pow_(self, exponent)  # type: ignore[misc]
+
+
+def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    """In-place ``sub``: ``self -= alpha * other``."""
+    _check_bool_sub(self, other)
+    return _sub_(self, other, alpha=alpha)  # type: ignore[misc]
+
+
+def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """In-place ``div``."""
+    if rounding_mode is None:
+        return _div_(self, other)  # type: ignore[misc]
+    if rounding_mode == "floor":
+        return _floor_divide_(self, other)  # type: ignore[misc]
+    if rounding_mode == "trunc":
+        return _div_trunc_(self, other)  # type: ignore[misc]
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
 
 
 def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -267,63 +315,14 @@ FUNCTIONS = [
     "bitwise_left_shift", "bitwise_right_shift",
 ]
 
-_INPLACE = [
-    "add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "hypot",
-    "copysign", "xlogy", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-    "bitwise_right_shift",
-]
-
-
-def _ufunc_inplace(name: str, ufunc: Any, generic: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """``add_``-style method: a ufunc writing straight into ``self`` when no promotion, grad or
-    ``alpha`` is involved (the optimizer's hot path), else the checked generic route."""
-
-    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
-        if isinstance(other, Tensor):
-            fast = other.dtype is self.dtype and other.device is self.device
-            rg = other._requires_grad
-            y = other._data
-        else:
-            fast = type(other) in _FAST_SCALARS and scalar_result(self.dtype, other) is self.dtype \
-                and self.dtype is not _BF16
-            rg = False
-            y = other
-        if not fast or ((self._requires_grad or rg) and grad_mode.enabled
-                        and hooks.record is not None):
-            return generic(self, other) if alpha == 1 else generic(self, other, alpha=alpha)
-        if alpha != 1:
-            if ufunc is np.multiply or scalar_result(self.dtype, alpha) is not self.dtype:
-                return generic(self, other, alpha=alpha)
-            y = y * alpha
-        if y.__class__ is int and self.dtype.category == 1:
-            y = wrap_int(y, self.dtype)
-        x = self._data
-        try:
-            ufunc(x, y, out=x)
-        except (ValueError, TypeError):
-            # read-only, a shape mismatch or bool subtraction: the generic route reports it as
-            # torch does
-            return generic(self, other) if alpha == 1 else generic(self, other, alpha=alpha)
-        bump_version(self)
-        return self
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``."
-    return method
-
-
-_FAST_SCALARS = (int, float)
-
-
 def _methods() -> dict[str, Callable[..., Any]]:
-    from .inplace import inplace
-
     g = globals()
     methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS}
-    methods.update({n + "_": inplace(g[n], n + "_") for n in _INPLACE})
-    for n, uf in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
-        methods[n + "_"] = _ufunc_inplace(n + "_", uf, methods[n + "_"])
+    methods.update({n + "_": g[f"_{n}_"] for n in (  # made by binary_op(inplace=True)
+        "mul", "floor_divide", "remainder", "fmod", "atan2", "hypot", "copysign", "xlogy", "eq",
+        "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+        "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")})
+    methods.update({"add_": add_, "sub_": sub_, "div_": div_, "pow_": pow_})  # type: ignore[dict-item]
     methods.update({
         "subtract_": methods["sub_"], "multiply_": methods["mul_"], "divide_": methods["div_"],
         "true_divide_": methods["div_"], "arctan2_": methods["atan2_"], "greater_": methods["gt_"],

@@ -1,5 +1,10 @@
 """Closeness and equality of tensors: isclose (a primitive, elementwise), allclose and equal
-(Python bools)."""
+(composites that read the values, so they give Python bools and refuse meta tensors, as
+torch's do).
+
+Primitive: ``isclose`` (``self``, ``other``: tensors of one dtype; params ``rtol``,
+``atol``, ``equal_nan``).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from ..device import device
-from ..dispatch import register
+from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
-from .operands import as_array, broadcast_error, check_operand, common_device, wrap
+from .binary import eq
+from .conversion import cast
+from .operands import broadcast_error, check_operand, common_device
 
 
 def _isclose(x: Any, y: Any, *, rtol: float, atol: float, equal_nan: bool) -> Any:
@@ -27,61 +33,64 @@ def _isclose(x: Any, y: Any, *, rtol: float, atol: float, equal_nan: bool) -> An
         # torch measures integer distances in the default float dtype (no wraparound)
         x = x.astype(_dt.get_default_dtype().np)
         y = y.astype(x.dtype)
-    dt = x.dtype
-    allowed = np.asarray(atol).astype(dt) + np.abs(np.asarray(rtol).astype(dt) * y)
+    dt = x.dtype.type
+    allowed = dt(atol) + np.abs(dt(rtol) * y)
     actual = np.abs(x - y)
     close |= np.isfinite(actual) & (actual <= allowed)
     return close
 
 
 ISCLOSE = register("isclose", _isclose, meta.elementwise("bool"), "elementwise",
-                   differentiable=False)
+                   differentiable=False, arg_names=("self", "other"))
 
 
-def _close_operands(op: str, input: Tensor, other: Tensor, rtol: float, atol: float
-                    ) -> tuple[Any, Any, device]:
+def _close(op: str, input: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
+           ) -> Tensor:
+    """isclose's checks (named for ``op``) and its dispatch."""
     check_operand(op, "input", input, numbers=False)
     check_operand(op, "other", other, numbers=False)
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"{op}: {scalar_type_name(input.dtype)} did not match "
+    dt = input.dtype
+    if other.dtype is not dt:
+        raise RuntimeError(f"{op}: {scalar_type_name(dt)} did not match "
                            f"{scalar_type_name(other.dtype)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     dev = common_device(op, input, other)
-    return as_array(input, input.dtype, dev), as_array(other, input.dtype, dev), dev
+    x, y = cast(input, dt, dev), cast(other, dt, dev)
+    params = {"rtol": float(rtol), "atol": float(atol), "equal_nan": bool(equal_nan)}
+    try:
+        return dispatch(ISCLOSE, (x, y), params)  # type: ignore[no-any-return]
+    except ValueError:
+        raise broadcast_error(op, x, y) from None
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """torch.isclose: ``|input - other| <= atol + rtol * |other|``, elementwise (bool)."""
-    x, y, dev = _close_operands("isclose", input, other, rtol, atol)
-    try:
-        with np.errstate(invalid="ignore", over="ignore"):
-            r = _isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
-    except ValueError:
-        raise broadcast_error("isclose", x, y) from None
-    params = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
-    return wrap(ISCLOSE, r, _dt.bool, dev, (input, other), params,
-                input._requires_grad or other._requires_grad)
+    return _close("isclose", input, other, rtol, atol, equal_nan)
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """torch.allclose: whether ``isclose`` holds everywhere (a Python bool)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+    return bool(_close("allclose", input, other, rtol, atol, equal_nan).all())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """torch.equal: True when both have the same shape and the same values (NaN is unequal)."""
     check_operand("equal", "input", input, numbers=False)
     check_operand("equal", "other", other, numbers=False)
-    dev = common_device("equal", input, other)
+    if input.device.type == "meta" or other.device.type == "meta":
+        # torch has no meta kernel for it: its answer depends on the values
+        raise NotImplementedError("aten::equal: attempted to run this operator with Meta "
+                                  "tensors, but there was no fake impl or Meta kernel "
+                                  "registered.")
+    common_device("equal", input, other)
     if input._data.shape != other._data.shape:
         return False
-    dt = _dt.promote_types(input.dtype, other.dtype)
-    return bool((as_array(input, dt, dev) == as_array(other, dt, dev)).all())
+    return bool(eq(input, other).all())
 
 
 FUNCTIONS = ["isclose", "allclose", "equal"]

@@ -1,5 +1,10 @@
 """Moving between dtypes and devices: ``to``, ``type``, ``cpu``/``cuda``, ``clone``,
-``contiguous``."""
+``contiguous``, and ``cast``, with which every op's wrapper promotes its operands.
+
+Primitives: ``to_copy`` (operand ``x``; params ``dtype``, ``device``: a copy converted and
+moved, laid out like ``x`` as torch's ``_to_copy`` is) and ``clone`` (params
+``contiguous``: row-major rather than laid out like the input).
+"""
 
 from __future__ import annotations
 
@@ -8,35 +13,62 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import meta
 from ..device import CPU, array_module, canonical, check_dtype_supported, device
-from ..dispatch import register
-from ..tensor import Tensor, make
-from .operands import record
+from ..dispatch import dispatch, register
+from ..layouts import contiguous_format
+from ..meta import MetaArray
+from ..tensor import Tensor
 
 FUNCTIONS = ["clone"]
 
 
-def move_array(data: Any, src: device, dst: device) -> Any:
-    """Copy a backend array between devices (numpy <-> cupy)."""
-    if src.type == dst.type and src.index == dst.index:
-        return data
+def move_array(data: Any, dst: device) -> Any:
+    """A backend array on device ``dst`` (itself when it is there already)."""
+    if data.__class__ is MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    on_host = isinstance(data, np.ndarray)
     if dst.type == "cpu":
-        return data.get()
+        return data if on_host else data.get()
     cp = array_module(dst)
+    if not on_host and data.device.id == (dst.index or 0):
+        return data
     with cp.cuda.Device(dst.index or 0):
         return cp.asarray(data)
 
 
-def _to_copy(x: Any, dtype: _dt.dtype, src: device, dst: device) -> Any:
-    data = move_array(x, src, dst)
+def _to_copy(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
+    data = move_array(x, device)
     if data.dtype != dtype.np:
         with np.errstate(over="ignore", invalid="ignore"):  # torch casts out-of-range silently
-            return data.astype(dtype.np)
-    return data.copy() if data is x else data
+            return data.astype(dtype.np, order="K")
+    return data.copy(order="K") if data is x else data
 
 
-TO_COPY = register("to_copy", _to_copy, kind="library")
-CLONE = register("clone", lambda x: x.copy(), kind="elementwise")
+def _to_copy_meta(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
+    return meta.like(x, dtype)
+
+
+def _clone(x: Any, *, contiguous: bool = False) -> Any:
+    return x.copy(order="C" if contiguous else "K")
+
+
+def _clone_meta(x: Any, *, contiguous: bool = False) -> Any:
+    return meta.empty(x.shape, x.dtype) if contiguous else meta.like(x)
+
+
+TO_COPY = register("to_copy", _to_copy, _to_copy_meta, "library", device_param=True,
+                   arg_names=("self",))
+CLONE = register("clone", _clone, _clone_meta, "elementwise", arg_names=("self",))
+
+
+def cast(t: Tensor, dt: _dt.dtype, dev: device | None = None) -> Tensor:
+    """``t`` in dtype ``dt`` (on ``dev``): ``t`` itself when it is so already, else a
+    ``to_copy`` (the one way wrappers promote and place their operands)."""
+    target = t.device if dev is None else dev
+    if t.dtype is dt and t.device is target:
+        return t
+    return dispatch(TO_COPY, (t,), {"dtype": dt, "device": target})  # type: ignore[no-any-return]
 
 
 def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
@@ -69,13 +101,10 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     dt = self.dtype if dtype is None else _dt.to_dtype(dtype)
     if dst == self.device and dt is self.dtype and not copy:
         return self
-    if dst != self.device:
+    if dst != self.device and dst.type == "cuda":
         array_module(dst)  # raises clearly when CUDA is missing
     check_dtype_supported(dt, dst)
-    out = make(_to_copy(self._data, dt, self.device, dst), dt, dst)
-    if self._requires_grad:
-        record(TO_COPY, (self,), {"dtype": dt, "device": dst}, out)
-    return out
+    return dispatch(TO_COPY, (self,), {"dtype": dt, "device": dst})  # type: ignore[no-any-return]
 
 
 def cpu(self: Tensor, memory_format: Any = None) -> Tensor:
@@ -117,22 +146,18 @@ def _caster(dt: _dt.dtype) -> Any:
 
 
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
-    """A copy with its own storage, in the autograd graph (grad flows back to ``input``)."""
-    out = make(input._data.copy(), input.dtype, input.device)
-    if input._requires_grad:
-        record(CLONE, (input,), None, out)
-    return out
+    """A copy with its own storage, in the autograd graph (grad flows back to ``input``),
+    laid out like ``input`` (``memory_format=contiguous_format``: row-major)."""
+    if memory_format is contiguous_format:
+        return dispatch(CLONE, (input,), {"contiguous": True})  # type: ignore[no-any-return]
+    return dispatch(CLONE, (input,), None)  # type: ignore[no-any-return]
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     """``self`` when already C-contiguous, else a contiguous copy."""
     if self._data.flags.c_contiguous:
         return self
-    out = make(np.ascontiguousarray(self._data) if self.device.type == "cpu"
-               else self.device.xp.ascontiguousarray(self._data), self.dtype, self.device)
-    if self._requires_grad:
-        record(CLONE, (self,), None, out)
-    return out
+    return dispatch(CLONE, (self,), {"contiguous": True})  # type: ignore[no-any-return]
 
 
 METHODS = {

@@ -1,6 +1,12 @@
 """How elementwise primitives are made: ``binary_op`` and ``unary_op`` register a primitive
-(its xp forward, a NumPy ufunc that CuPy arrays also answer, and its broadcasting rule) and
-build its public function, with the dtype checks torch makes, flat for speed.
+(its kernel, a NumPy ufunc that CuPy arrays also answer, and its broadcasting rule), its
+in-place variant, and build the public function and method with torch's dtype checks,
+flat for speed.
+
+A primitive's operands arrive promoted: tensors of the computation dtype (cast by
+``to_copy`` where they were not) and Python numbers, which the kernel treats as weakly
+typed. Its in-place variant (``add_``) writes into its first operand, which keeps its own
+dtype (the result is cast into it, as torch casts a computation's result into ``out``).
 
 binary.py and unary.py hold the primitives made here.
 """
@@ -14,22 +20,26 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
+from ..device import xp_of
 from ..dispatch import Op, register
-from ..tensor import Tensor, make
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..tensor import Tensor
+from .conversion import cast
+from .copying import check_castable, check_writable, write_out, write_out_exact
 from .operands import (
     LIMITS,
     broadcast_error,
+    check_inplace_shape,
     not_implemented,
     prep_binary,
-    record,
-    write_out,
-    write_out_exact,
 )
 
 _BF16 = _dt.bfloat16
+_BF16_NP = _BF16.np
 _KIND = "bifc"  # a dtype's category as a letter: bool, int, float, complex
 _ALL = "bifc"
 _NDARRAY = np.ndarray
+_NUMBERS = (int, float, bool, complex)
 Refusals = dict[str, tuple[type[Exception], str]]
 # torch's error when ``out`` must have the result's dtype exactly
 SAME_OUT = "Found dtype {out} but expected {expected}"
@@ -44,10 +54,95 @@ def wrap_int(value: int, dt: _dt.dtype) -> int:
     return int((value - lo) % span + lo)  # int() for the type checker: LIMITS holds floats too
 
 
+def _same_first(x: Any, *rest: Any, **params: Any) -> Any:
+    """The meta rule of an in-place op: its first operand, unchanged."""
+    return x
+
+
+# ----------------------------------------------------------------------------- kernels
+
+def _binary_kernel(forward: Callable[..., Any], result: str) -> Callable[..., Any]:
+    """The registered kernel: ``forward`` on promoted operands (a Python number among them
+    is weakly typed), its result in the dtype torch gives (the operands' own, or bool). A
+    NumPy ufunc gives exactly that itself and is the kernel."""
+    if isinstance(forward, np.ufunc):
+        return forward
+    to_bool = result == "bool"
+
+    def kernel(x: Any, y: Any) -> Any:
+        r = forward(x, y)
+        dt = np.bool_ if to_bool else (y if x.__class__ in _NUMBERS else x).dtype
+        if r.dtype != dt:
+            r = r.astype(dt)
+        return r
+
+    kernel.__name__ = getattr(forward, "__name__", "kernel")
+    return kernel
+
+
+def _binary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., Any]
+                           ) -> Callable[..., Any]:
+    """``x op= y`` into ``x``'s memory: the ufunc with ``out=`` where ``forward`` is one,
+    else the kernel's result copied in."""
+    if isinstance(forward, np.ufunc):
+        def inplace(x: Any, y: Any) -> Any:
+            # NumPy's default same_kind casting admits every cast the wrapper allowed
+            forward(x, y, x)
+            return x
+    else:
+        def inplace(x: Any, y: Any) -> Any:
+            xp_of(x).copyto(x, kernel(x, y), casting="unsafe")
+            return x
+
+    return inplace
+
+
+def _unary_kernel(forward: Callable[..., Any], result: str) -> Callable[..., Any]:
+    """As ``_binary_kernel``, for one operand ('real': complex gives its real dtype)."""
+    if isinstance(forward, np.ufunc):
+        return forward
+    to_bool, to_real = result == "bool", result == "real"
+
+    def kernel(x: Any, **params: Any) -> Any:
+        r = forward(x, **params)
+        dt = np.bool_ if to_bool else x.dtype
+        if to_real and dt.kind == "c":
+            dt = dt.type(0).real.dtype
+        if r.dtype != dt:
+            r = r.astype(dt)
+        return r
+
+    kernel.__name__ = getattr(forward, "__name__", "kernel")
+    return kernel
+
+
+def _unary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., Any]
+                          ) -> Callable[..., Any]:
+    if isinstance(forward, np.ufunc):
+        def inplace(x: Any) -> Any:
+            forward(x, x)
+            return x
+    else:
+        def inplace(x: Any, **params: Any) -> Any:  # type: ignore[misc]
+            xp_of(x).copyto(x, kernel(x, **params), casting="unsafe")
+            return x
+
+    return inplace
+
+
+def _inplace_op(op: Op, kernel: Callable[..., Any]) -> Op:
+    return register(op.name + "_", kernel, _same_first, "elementwise", op.differentiable,
+                    mutates=True, functional=op, arg_names=op.arg_names)
+
+
+# ----------------------------------------------------------------------------- binary
+
 def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
-            differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
-            scalars: str = "any", refusals: Refusals | None = None
-            ) -> tuple[Op, Callable[..., Tensor]]:
+              differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
+              scalars: str = "any", refusals: Refusals | None = None, inplace: bool = False,
+              scale: Callable[..., Any] | None = None,
+              arg_names: tuple[str, str] = ("self", "other")
+              ) -> tuple[Op, Callable[..., Tensor], Callable[..., Tensor] | None]:
     """Register a broadcasting binary primitive and build its public function.
 
     ``result``: 'promote' keeps the promoted dtype, 'float' turns integer results into the
@@ -55,58 +150,116 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     computes the op for ('b'ool, 'i'nt, 'f'loat, 'c'omplex), checked on the promoted dtype;
     others raise torch's NotImplementedError naming ``kernel``, or the error ``refusals`` gives
     for that kind. ``scalars``: which operands may be Python numbers: 'any', 'other' (input
-    must be a Tensor) or 'none'.
+    must be a Tensor) or 'none'. ``inplace``: also register ``name_`` and build the method.
+    ``scale``: the in-place method takes ``alpha`` (``add_``, ``sub_``), and
+    ``scale(self, other, alpha)`` gives ``alpha * other``. ``arg_names``: the operands'
+    names in torch's schema (``grad_fn._saved_<name>``).
+
+    Returns ``(op, function, in-place method or None)``.
     """
-    op = register(name, forward, meta.elementwise(result), "elementwise", differentiable)
+    computed = _binary_kernel(forward, result)
+    op = register(name, computed, meta.elementwise(result), "elementwise", differentiable,
+                  arg_names=arg_names)
     kernel_name = kernel or f"{name}_cpu"
     scalars_checked, tensor_first = scalars != "any", scalars == "other"
     accepted = tuple(kind in allowed for kind in _KIND)  # by dtype category
-    to_float, to_bool = result == "float", result == "bool"
+    to_float = result == "float"
 
-    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    def resolve(input: Any, other: Any) -> tuple[Any, Any, _dt.dtype]:
+        """The operands promoted and checked, and the dtype the op computes in."""
         if scalars_checked and not (input.__class__ is Tensor and (
                 tensor_first or other.__class__ is Tensor)):
             _check_scalars(name, scalars, input, other)
-        x, y, dt, dev, rg = prep_binary(name, input, other)
+        x, y, dt, dev = prep_binary(name, input, other)
         category = dt.category
-        if dt is _BF16:
-            # ml_dtypes scalars are not weakly typed: numbers become bfloat16 scalars first
-            if not isinstance(y, np.ndarray):
-                y = _BF16.np.type(y)
-            if not isinstance(x, np.ndarray):
-                x = _BF16.np.type(x)
-        elif category == 1 and not to_float and (y.__class__ is int or x.__class__ is int):
+        if category == 1 and not to_float and (y.__class__ is int or x.__class__ is int):
             # Python ints wrap into integer dtypes (uint8 - 1 is uint8 255), as in torch
             if x.__class__ is int:
                 x = wrap_int(x, dt)
             if y.__class__ is int:
                 y = wrap_int(y, dt)
+        elif dt is _BF16:
+            # ml_dtypes scalars are not weakly typed: a number joins as a bfloat16 scalar
+            if x.__class__ in _NUMBERS:
+                x = _BF16_NP.type(x)
+            if y.__class__ in _NUMBERS:
+                y = _BF16_NP.type(y)
         if not accepted[category]:
             check_allowed(kernel_name, allowed, dt, refusals)
-        rdt = dt
-        if to_float:
-            if category < 2:
-                rdt = _dt.get_default_dtype()
-                x = x.astype(rdt.np) if hasattr(x, "astype") else x
-                y = y.astype(rdt.np) if hasattr(y, "astype") else y
-        elif to_bool:
-            rdt = _dt.bool
+        if to_float and category < 2:
+            dt = _dt.get_default_dtype()
+            if isinstance(x, Tensor):
+                x = cast(x, dt)
+            if isinstance(y, Tensor):
+                y = cast(y, dt)
+        return x, y, dt
+
+    # dtypes a tensor operand of which needs no cast and no check (the hot path), with a
+    # tensor of the same dtype, or (``with_numbers``) with a Python int or float
+    plain = frozenset(d for d in _dt.ALL_DTYPES if accepted[d.category] and
+                      (not to_float or d.category >= 2))
+    with_numbers = frozenset() if scalars == "none" else frozenset(
+        d for d in plain if d.category >= 2 and d is not _BF16)
+
+    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+        if engaged.count and overriding():
+            return handle(fn, spec, (input, other), {"out": out})  # type: ignore[no-any-return]
+        if input.__class__ is Tensor and ((
+                other.__class__ is Tensor and input.dtype is other.dtype and input.dtype in plain
+                and input.device is other.device) or (
+                (other.__class__ is float or other.__class__ is int)
+                and input.dtype in with_numbers)):
+            x, y = input, other
+        else:
+            x, y, _ = resolve(input, other)
         try:
-            r = forward(x, y)
+            res = op.door((x, y), None)
         except ValueError:
-            raise broadcast_error(name, x, y) from None
-        if r.dtype != rdt.np:
-            r = r.astype(rdt.np)
-        if r.__class__ is not _NDARRAY and isinstance(r, np.generic):
-            r = np.asarray(r)  # ufuncs answer 0-d operands with numpy scalars
-        res = make(r, rdt, dev)
-        if rg:
-            record(op, (input, other), None, res)
+            raise broadcast_error(name, _shape(x), _shape(y)) from None
         return res if out is None else write_out(name, out, res)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input, other): elementwise, with broadcasting and type promotion."
-    return op, fn
+    spec = spec_of(checks_itself(fn))
+    if not inplace:
+        return op, fn, None
+    op_ = _inplace_op(op, _binary_inplace_kernel(forward, computed))
+    result_dtype = _dt.bool if result == "bool" else None
+
+    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        if engaged.count and overriding():
+            return handle(method, method_spec, (self, other),  # type: ignore[no-any-return]
+                          {"alpha": alpha})
+        if alpha.__class__ is not int or alpha != 1:
+            if scale is None:
+                raise TypeError(f"{name}_() got an unexpected keyword argument 'alpha'")
+            other = scale(self, other, alpha)
+        if self.__class__ is Tensor and other.__class__ is Tensor and self.dtype is other.dtype \
+                and self.dtype in plain and self.device is other.device:
+            y = other
+        else:
+            _, y, dt = resolve(self, other)
+            check_castable(name + "_", result_dtype or dt, self.dtype)
+        data = self._data
+        if data.__class__ is not _NDARRAY and 0 in data.strides:
+            check_writable(name + "_", self)  # NumPy refuses writes into expanded arrays itself
+        # ``y`` is in the computation dtype; a wider one than self's is cast into self
+        try:
+            return op_.door((self, y), None)  # type: ignore[no-any-return]
+        except ValueError:  # NumPy checks before it writes: self is unchanged
+            if isinstance(y, Tensor) and y._data.shape != data.shape:
+                check_inplace_shape(name + "_", data.shape, y._data.shape)
+            check_writable(name + "_", self)
+            raise
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place ``{name}``."
+    method_spec = spec_of(checks_itself(method))
+    return op, fn, method
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._data.shape if isinstance(x, Tensor) else ()
 
 
 def _check_scalars(name: str, scalars: str, input: Any, other: Any) -> None:
@@ -131,49 +284,75 @@ def check_allowed(kernel: str, allowed: str, dt: _dt.dtype, refusals: Refusals |
     raise not_implemented(kernel, dt)
 
 
+# ----------------------------------------------------------------------------- unary
+
 def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
              differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
-             refusals: Refusals | None = None, exact_out: str | None = None
-             ) -> tuple[Op, Callable[..., Tensor]]:
+             refusals: Refusals | None = None, exact_out: str | None = None,
+             inplace: bool = False, rule: Callable[..., Any] | None = None
+             ) -> tuple[Op, Callable[..., Tensor], Callable[..., Tensor] | None]:
     """Register a unary primitive. ``result``: 'same', 'float' (ints compute in the default
     float), 'bool' or 'real' (complex gives its real dtype, as abs does). ``allowed``,
     ``kernel`` and ``refusals``: as for ``binary_op``, checked on the input dtype.
-    ``exact_out``: torch's error when ``out`` must have the result's dtype exactly."""
-    op = register(name, forward, meta.elementwise("float" if result == "float" else
-                                                  "bool" if result == "bool" else "promote"),
-                  "elementwise", differentiable)
+    ``exact_out``: torch's error when ``out`` must have the result's dtype exactly.
+    ``inplace``: also register ``name_`` and build the method. ``rule``: the meta rule,
+    where not the elementwise one.
+
+    Returns ``(op, function, in-place method or None)``.
+    """
+    computed = _unary_kernel(forward, result)
+    op = register(name, computed, rule or meta.elementwise(result), "elementwise",
+                  differentiable, arg_names=("self",))
     kernel_name = kernel or f"{name}_cpu"
     accepted = tuple(kind in allowed for kind in _KIND)  # by dtype category
     to_float = result == "float"
     result_of = {"bool": lambda dt: _dt.bool, "real": _dt.dtype.to_real}.get(result)
 
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    def resolve(input: Tensor) -> tuple[Tensor, _dt.dtype]:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                             f"{type(input).__name__}")
         dt = input.dtype
         if not accepted[dt.category]:
             check_allowed(kernel_name, allowed, dt, refusals)
-        x = input._data
         if to_float and dt.category < 2:
             dt = _dt.get_default_dtype()
-            x = x.astype(dt.np)
-        r = forward(x)
-        rdt = dt if result_of is None else result_of(dt)
-        if r.dtype != rdt.np:
-            r = r.astype(rdt.np)
-        if r.__class__ is not _NDARRAY and isinstance(r, np.generic):
-            r = np.asarray(r)
-        res = make(r, rdt, input.device)
-        if input._requires_grad:
-            record(op, (input,), None, res)
+            return cast(input, dt), dt
+        return input, dt
+
+    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+        if engaged.count and overriding():
+            return handle(fn, spec, (input,), {"out": out})  # type: ignore[no-any-return]
+        x, _ = resolve(input)
+        res = op.door((x,), None)
         if out is None:
-            return res
+            return res  # type: ignore[no-any-return]
         if exact_out is None:
             return write_out(name, out, res)
         return write_out_exact(name, out, res, exact_out)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input): elementwise."
-    return op, fn
+    spec = spec_of(checks_itself(fn))
+    if not inplace:
+        return op, fn, None
+    op_ = _inplace_op(op, _unary_inplace_kernel(forward, computed))
 
+    def method(self: Tensor) -> Tensor:
+        if engaged.count and overriding():
+            return handle(method, method_spec, (self,), {})  # type: ignore[no-any-return]
+        if not isinstance(self, Tensor):
+            resolve(self)  # raises torch's TypeError
+        dt = self.dtype
+        if to_float and dt.category < 2:
+            dt = _dt.get_default_dtype()  # an integer result type: can't be cast into self
+        check_castable(name + "_", dt if result_of is None else result_of(dt), self.dtype)
+        if not accepted[self.dtype.category]:
+            check_allowed(kernel_name, allowed, self.dtype, refusals)
+        check_writable(name + "_", self)
+        return op_.door((self,), None)  # type: ignore[no-any-return]
+
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In-place ``{name}``."
+    method_spec = spec_of(checks_itself(method))
+    return op, fn, method

@@ -1,18 +1,21 @@
 """Sizes and strides as torch computes them, shared by the view and copy ops.
 
 Size arguments (``f(2, 3)``, ``f((2, 3))``, a ``Size``), the ``-1`` to infer, the strides
-torch reports for a view or a fresh tensor, and numpy arrays built with exactly those
-strides.
+torch reports for a view, and arrays built with exactly those strides. The stride rules
+take byte strides, so that a view op's forward (on a numpy or cupy array) and its meta
+rule (on a ``MetaArray``) compute the same geometry.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from .. import meta
 from ..device import xp_of
 
 
@@ -31,6 +34,24 @@ def restride(data: Any, shape: Sequence[int], strides: Sequence[int]) -> Any:
     return xp_of(data).lib.stride_tricks.as_strided(data, tuple(shape), tuple(strides))
 
 
+def element_at(data: Any, k: int) -> Any:
+    """A one-element view of the memory ``k`` elements from ``data``'s first one (either
+    side of it): where a view that starts elsewhere than ``data`` is built from."""
+    step = data.itemsize if k >= 0 else -data.itemsize
+    n = abs(k)
+    return xp_of(data).lib.stride_tricks.as_strided(data, (n + 1,), (step,))[n:]
+
+
+def refuse_writes(arr: Any) -> Any:
+    """``arr`` marked read-only where its library has the flag (NumPy; CuPy arrays have
+    none): in-place writes into it then refuse, as torch's do where elements share one
+    memory location."""
+    flags = arr.flags
+    if hasattr(flags, "writeable"):
+        flags.writeable = False
+    return arr
+
+
 def int_tuple(args: Sequence[Any], op: str, arg: str = "size") -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)`` all mean (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
@@ -43,12 +64,13 @@ def int_tuple(args: Sequence[Any], op: str, arg: str = "size") -> tuple[int, ...
                         f"type {type(bad).__name__} at pos {i}") from None
 
 
-def plain_sizes(args: Sequence[Any]) -> bool:
-    """True when ``args`` (sizes, or one sequence of them) hold no negative but -1: numpy
-    takes any negative size as the one to infer, torch only -1."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = args[0]
-    return min(map(operator.index, args), default=0) >= -1
+def plain_size(shape: tuple[Any, ...], numel: int) -> bool:
+    """Whether ``shape`` is a tuple of non-negative Python ints holding ``numel`` elements:
+    a size to use as it is (the hot path of view and reshape)."""
+    for s in shape:
+        if s.__class__ is not int or s < 0:
+            return False
+    return math.prod(shape) == numel
 
 
 def infer_size(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -111,11 +133,38 @@ def view_strides(old_shape: tuple[int, ...], old_strides: tuple[int, ...],
 
 
 def contiguous_strides(shape: Sequence[int], unit: int = 1) -> tuple[int, ...]:
-    """Row-major strides as torch computes them (a size-0 dim counts as 1)."""
-    strides = [unit] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        strides[i] = strides[i + 1] * max(shape[i + 1], 1)
-    return tuple(strides)
+    """Row-major strides as torch computes them, in steps of ``unit``."""
+    return tuple(s * unit for s in meta.contiguous_strides(shape))
+
+
+def unsqueezed(shape: tuple[int, ...], strides: tuple[int, ...], dim: int, unit: int
+               ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and strides with a size-1 dim inserted at ``dim``: it strides over the dim it
+    displaces (one element at the end), as in torch."""
+    inserted = strides[dim] * shape[dim] if dim < len(shape) else unit
+    return shape[:dim] + (1,) + shape[dim:], strides[:dim] + (inserted,) + strides[dim:]
+
+
+def expanded_strides(shape: tuple[int, ...], strides: tuple[int, ...], size: tuple[int, ...]
+                     ) -> tuple[int, ...]:
+    """The strides of ``expand(size)`` (``size`` checked, no -1): 0 along repeated and new
+    dims, except that a new leading dim of size 1 strides over the dims after it."""
+    lead = len(size) - len(shape)
+    out = [0] * lead + [0 if n == 1 and want != 1 else s
+                        for n, s, want in zip(shape, strides, size[lead:])]
+    if shape:
+        for i in range(lead - 1, -1, -1):
+            if size[i] == 1:
+                out[i] = size[i + 1] * out[i + 1]
+    return tuple(out)
+
+
+def laid_out(arr: Any, strides: Sequence[int]) -> Any:
+    """A copy of ``arr`` with element ``strides`` (a dense layout torch gives a result)."""
+    out = restride(xp_of(arr).empty(arr.size, arr.dtype), arr.shape,
+                   [s * arr.itemsize for s in strides])
+    out[...] = arr
+    return out
 
 
 def c_order(arr: Any) -> Any:

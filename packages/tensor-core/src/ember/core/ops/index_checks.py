@@ -1,21 +1,22 @@
 """Checks every indexing op shares: index tensors, bounds, fill values, along-dim indices.
 
+The wrappers' checks read metadata only (dtypes, shapes, devices); the bounds checks read
+index values, so they run in the kernels (``check_bounds``), before anything is written.
 Messages follow torch's (same exception type, the op named first).
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
-from .. import meta
-from ..device import array_module, device
+from ..device import device, xp_of
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
+from .conversion import cast
 from .operands import checked_scalar, device_mismatch
 
 LONG = (_dt.int64,)
@@ -25,46 +26,49 @@ _NUMBERS = (bool, int, float, complex)
 _INF = float("inf")
 
 
-def xp_of(arr: Any) -> Any:
-    """The array module of a backend array (numpy, or cupy for device arrays)."""
-    if isinstance(arr, np.ndarray):
-        return np
-    return array_module(device("cuda"))
+def fill_number(op: str, value: Any, dt: _dt.dtype, check_half: bool = True) -> Any:
+    """A Python number (or numpy scalar) converted for ``dt`` as torch converts a Scalar.
 
-
-def fill_value(op: str, value: Any, dt: _dt.dtype, dev: Any, check_half: bool = True
-               ) -> Any:
-    """A Python number (or 0-d tensor, or numpy scalar) as a 0-d array of ``dt`` on ``dev``.
-
-    Checked like torch's scalar conversion: a value outside ``dt``'s range, a NaN or inf
-    for an integer dtype, or a complex value with an imaginary part for a real dtype is a
-    RuntimeError. Negative integers down to -255 wrap for uint8, as in torch.
-    ``check_half=False``: float16/bfloat16 overflow to inf instead (torch's setitem).
+    A value outside ``dt``'s range, a NaN or inf for an integer dtype, or a complex value
+    with an imaginary part for a real dtype is a RuntimeError; negative integers wrap for
+    uint8, floats truncate for integers (``checked_scalar``). ``check_half=False``:
+    float16/bfloat16 overflow to inf instead (torch's setitem).
     """
-    arr = _host_fill_value(op, value, dt, check_half)
-    return arr if dev.type == "cpu" else dev.xp.asarray(arr)
-
-
-def _host_fill_value(op: str, value: Any, dt: _dt.dtype, check_half: bool) -> np.ndarray:
-    if isinstance(value, Tensor):
-        value = value.item()
-    elif isinstance(value, np.generic):
+    if isinstance(value, np.generic):
         value = value.item()
     if value.__class__ not in _NUMBERS:
         raise TypeError(f"{op}(): value must be a Number or a 0-dim Tensor, "
                         f"not {type(value).__name__}")
     try:
-        return np.array(checked_scalar(value, dt), dt.np)
+        return checked_scalar(value, dt)
     except RuntimeError:
         # torch's setitem rounds float16/bfloat16 fills unchecked: too large becomes inf
         if check_half or dt.category != 2 or dt.itemsize > 2 or value.imag != 0:
             raise
-        return np.array(-_INF if value.real < 0 else _INF, dt.np)
+        return -_INF if value.real < 0 else _INF
 
 
-def index_data(op: str, index: Any, allowed: tuple[_dt.dtype, ...], message: str,
-               dev: Any, exc: type[Exception] = RuntimeError, arg: str = "index") -> Any:
-    """The backend array of an index Tensor, after torch's type and dtype checks.
+def fill_operand(op: str, value: Any, input: Tensor) -> Any:
+    """A fill value as an operand: a 0-d tensor in input's dtype on its device (in the
+    graph, as torch's ``.Tensor`` overloads), or a number checked for input's dtype."""
+    if not isinstance(value, Tensor):
+        return fill_number(op, value, input.dtype)
+    if value._data.ndim:
+        raise RuntimeError(f"{op}(): only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value._data.ndim} dimension(s).")
+    return cast(value, input.dtype, input.device)
+
+
+def written_value(x: Any, value: Any) -> Any:
+    """A value a kernel writes into ``x``: an array, or a Python number as a 0-d array of
+    x's dtype (the wrapper checked that it fits)."""
+    return value if hasattr(value, "ndim") else xp_of(x).asarray(value, x.dtype)
+
+
+def index_tensor(op: str, index: Any, allowed: tuple[_dt.dtype, ...], message: str,
+                 dev: device, exc: type[Exception] = RuntimeError, arg: str = "index"
+                 ) -> Tensor:
+    """An index Tensor after torch's type, dtype and device checks.
 
     ``message`` is torch's dtype error; ``{got}`` in it becomes the index's C++ type name.
     """
@@ -74,7 +78,7 @@ def index_data(op: str, index: Any, allowed: tuple[_dt.dtype, ...], message: str
         raise exc(message.format(got=scalar_type_name(index.dtype)))
     if index.device is not dev:
         raise device_mismatch(op, dev, index.device)
-    return index._data
+    return index
 
 
 def min_max(idx: Any) -> tuple[int, int]:
@@ -85,18 +89,73 @@ def min_max(idx: Any) -> tuple[int, int]:
     return int(idx.min()), int(idx.max())
 
 
+def first_outside(idx: Any, low: int, high: int) -> int | None:
+    """The first index outside ``[low, high)`` in row-major order, or None."""
+    if idx.size == 0:
+        return None
+    smallest, largest = min_max(idx)
+    if smallest >= low and largest < high:
+        return None
+    flat = idx.reshape(-1)
+    return int(flat[((flat < low) | (flat >= high)).nonzero()[0][0]])
+
+
 def check_bounds(op: str, idx: Any, size: int, dim: int, negative: bool,
                  exc: type[Exception] = RuntimeError) -> None:
-    """Every index in ``[0, size)`` (``[-size, size)`` when ``negative``), else torch's error."""
-    if idx.size == 0:
-        return
-    low = -size if negative else 0
-    smallest, largest = min_max(idx)
-    if smallest >= low and largest < size:
-        return
-    flat = idx.reshape(-1)
-    bad = int(flat[((flat < low) | (flat >= size)).nonzero()[0][0]])
-    raise exc(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+    """Every index in ``[0, size)`` (``[-size, size)`` when ``negative``), else torch's error
+    (a kernel's check: it reads the index values)."""
+    bad = first_outside(idx, -size if negative else 0, size)
+    if bad is not None:
+        raise exc(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def check_along_sizes(op: str, x: Tensor, index: Tensor, dim: int, src: Tensor | None = None
+                     ) -> None:
+    """index must have x's ndim and be no larger than x (except along dim) and than src."""
+    nd = max(x._data.ndim, 1)
+    ind = max(index._data.ndim, 1)
+    if ind != nd:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
+                           f"input tensor ({nd}), got {ind}")
+    if src is not None and max(src._data.ndim, 1) != nd:
+        raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as "
+                           f"src tensor ({max(src._data.ndim, 1)}), got {nd}")
+    ishape = index._data.shape or (1,)
+    xshape = x._data.shape or (1,)
+    sshape = None if src is None else (src._data.shape or (1,))
+    for d, n in enumerate(ishape):
+        if (d != dim and n > xshape[d]) or (sshape is not None and n > sshape[d]):
+            extra = "" if sshape is None else f" and to be no larger than src {list(sshape)}"
+            raise RuntimeError(f"{op}(): Expected index {list(ishape)} to be no larger than self "
+                               f"{list(xshape)} apart from dimension {dim}{extra}")
+
+
+def check_vector_index(op: str, index: Tensor) -> None:
+    """An index of ``index_*``: a vector (or a scalar)."""
+    nd = index._data.ndim
+    if nd > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {nd} "
+                         f"with type: {scalar_type_name(index.dtype)} and size: "
+                         f"{list(index._data.shape)}")
+
+
+def check_source(op: str, input: Tensor, source: Any, index: Tensor, d: int) -> None:
+    """source: input's dtype and shape, except ``numel(index)`` slices along ``d``."""
+    tensor_arg(op, source, "source")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): self ({scalar_type_name(input.dtype)}) and source "
+                           f"({scalar_type_name(source.dtype)}) must have the same scalar type")
+    if source.device is not input.device:
+        raise device_mismatch(op, input.device, source.device)
+    xs, ss = input._data.shape or (1,), source._data.shape or (1,)
+    if len(ss) != len(xs) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != d):
+        raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, "
+                           f"excluding the specified dimension. Got self.shape = {list(xs)} "
+                           f"source.shape = {list(ss)}")
+    n = index._data.size
+    if ss[d] != n:
+        raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({ss[d]}), for dim: {d}")
 
 
 def same_dtype(op: str, self: Tensor, other: Tensor, what: str = "src") -> None:
@@ -127,51 +186,30 @@ def along(index: Any, dim: int) -> tuple[Any, ...]:
     """The full index tuple that ``index`` along ``dim`` stands for (put_along_axis's)."""
     shape = index.shape
     nd = len(shape)
-    numpy = isinstance(index, np.ndarray)
-    out = []
-    for d, n in enumerate(shape):
-        if d == dim:
-            out.append(index)
-        else:
-            ar = _arange(n) if numpy else xp_of(index).arange(n)
-            out.append(ar.reshape((n,) + (1,) * (nd - 1 - d)))
-    return tuple(out)
+    xp = xp_of(index)
+    return tuple(index if d == dim else xp.arange(n).reshape((n,) + (1,) * (nd - 1 - d))
+                 for d, n in enumerate(shape))
 
 
 def ufunc_at(name: str, out: Any, where: tuple[Any, ...], src: Any) -> None:
     """``out[where] = name(out[where], src)`` unbuffered: repeated positions combine in turn.
 
-    ``where`` holds integer arrays broadcasting together and with ``src``. NumPy has
-    ``ufunc.at`` for all of them; CuPy for add/maximum/minimum, so a product there is
-    applied in rounds of distinct positions.
+    ``where`` holds integer arrays broadcasting together and with ``src``; ``out`` is
+    row-major. Products are applied in rounds of distinct positions, in the order the
+    positions repeat (CuPy's ufuncs have no ``multiply.at``); the others use ``ufunc.at``.
     """
     xp = xp_of(out)
-    if xp is np or name != "multiply":
+    if name != "multiply":
         getattr(xp, name).at(out, where, src)
         return
-    shape = np.broadcast_shapes(*(w.shape for w in where), src.shape)
+    shape = np.broadcast_shapes(*(w.shape for w in where), np.shape(src))
     flat = xp.ravel_multi_index(tuple(xp.broadcast_to(w, shape).ravel() for w in where),
                                 out.shape)
     values = xp.broadcast_to(src, shape).ravel()
-    order = xp.argsort(flat)
+    order = xp.argsort(flat, kind="stable")
     flat, values = flat[order], values[order]
     rank = xp.arange(flat.size) - xp.searchsorted(flat, flat)  # position among its repeats
-    target = out.reshape(-1)  # out is a fresh contiguous copy: this is a view
+    target = out.reshape(-1)  # a view: out is row-major
     for r in range(int(rank.max()) + 1 if flat.size else 0):
         pick = rank == r
         target[flat[pick]] *= values[pick]
-
-
-@functools.lru_cache(maxsize=256)
-def _arange(n: int) -> np.ndarray:
-    ar = np.arange(n)
-    ar.flags.writeable = False  # shared between calls
-    return ar
-
-
-def like_input(x: Any, *operands: Any, **params: Any) -> meta.Spec:
-    return meta.Spec(tuple(x.shape), x.dtype)
-
-
-def like_index(x: Any, *operands: Any, index: Any, **params: Any) -> meta.Spec:
-    return meta.Spec(tuple(index.shape), x.dtype)

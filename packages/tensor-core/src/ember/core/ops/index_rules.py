@@ -1,13 +1,22 @@
 """How torch reads an index: ``x[index]`` split into a basic and an advanced part.
 
-The basic part (ints, slices, None, Ellipsis, the dims an index tensor spans) is NumPy
-basic indexing: a view. The advanced part is a list of *entries*, one per dim of that
-view from the first: None (the whole dim) or an index array (an integer array, or a bool
-mask covering ``mask.ndim`` dims), as torch's ``aten.index``/``index_put`` take them. With
-only slices and arrays left, NumPy's placement of the indexed dims is torch's (adjacent
-indexed dims stay in place, separated ones go first), so the advanced part is one NumPy
-fancy-indexing call. Ints never reach it: torch applies them as ``select`` first, which
-is why ``x[0, :, [1, 2]]`` has shape (3, 2) here as in torch, not NumPy's (2, 3).
+The *basic* part (ints, slices, None, Ellipsis, the dims an index tensor spans) is a view:
+NumPy basic indexing, which reads ints, positive-step slices, None (a new dim) and one
+Ellipsis as torch does, with the strides torch gives the view (``basic_view``);
+``split_index`` gives it canonical (non-negative ints, slices with non-negative start and
+stop and a positive step, None; trailing dims implied whole). The *advanced* part is a list of
+entries, one per dim of that view from the first: None (the whole dim) or an index
+tensor (integer, or a bool mask covering ``mask.ndim`` dims), as torch's
+``aten.index``/``index_put`` take them. With only whole dims and arrays left, NumPy's
+placement of the indexed dims is torch's (adjacent indexed dims stay in place, separated
+ones go first), so the advanced part is one NumPy fancy-indexing call. Ints never reach
+it: torch applies them as ``select`` first, which is why ``x[0, :, [1, 2]]`` has shape
+(3, 2) here as in torch, not NumPy's (2, 3).
+
+``split_index`` is the wrappers' part: it reads shapes, never index values (but a 0-d
+index tensor's, which torch reads as a number too). The kernels validate the entries
+against the view (``validate``) and apply them; the meta rules compute shapes and
+strides alone.
 """
 
 from __future__ import annotations
@@ -19,32 +28,49 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..device import CPU
-from ..tensor import Tensor, make
-from .conversion import move_array
-from .index_checks import min_max, xp_of
+from ..creation import from_numpy
+from ..device import xp_of
+from ..meta import MetaArray, broadcast_shapes, elementwise_strides
+from ..tensor import Tensor
+from .conversion import cast
+from .index_checks import first_outside
 
 INDEX_DTYPES = (_dt.int64, _dt.int32)
 
 _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _MASK, _ARRAY = range(7)
 
 
-def plain_slice(s: slice) -> bool:
-    """A slice NumPy applies as torch does: no step, or a positive int one."""
-    step = s.step
-    return step is None or (step.__class__ is int and step > 0)
-
+# ----------------------------------------------------------------------------- the wrappers' part
 
 def all_plain(index: tuple[Any, ...]) -> bool:
-    """Ints, positive-step slices, None and Ellipsis: NumPy's basic indexing is torch's."""
-    for item in index:
+    """Ints, slices with int or None bounds and no step or a positive one, None and
+    Ellipsis: NumPy's basic indexing reads them as torch does (but for ints out of range
+    and repeated Ellipses, which NumPy refuses)."""
+    for item in index:  # flat: the hot path of ``x[:, a:b]``
         cls = item.__class__
-        if cls is int or item is None or item is Ellipsis:
-            continue
-        if cls is slice and plain_slice(item):
-            continue
-        return False
+        if cls is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if (step is None or (step.__class__ is int and step > 0)) and (
+                    start is None or start.__class__ is int) and (
+                    stop is None or stop.__class__ is int):
+                continue
+            return False
+        if cls is not int and item is not None and item is not Ellipsis:
+            return False
     return True
+
+
+def _strip_whole(basic: list[Any], shape: tuple[int, ...], src: int) -> tuple[Any, ...]:
+    """``basic`` without its trailing whole slices (they are implied); ``src`` is the
+    number of dims of ``shape`` it consumes."""
+    while basic:
+        last = basic[-1]
+        if last.__class__ is not slice or last.start != 0 or last.step != 1 or \
+                last.stop != shape[src - 1]:
+            break
+        basic.pop()
+        src -= 1
+    return tuple(basic)
 
 
 def _as_tuple(index: Any) -> tuple[Any, ...]:
@@ -61,8 +87,8 @@ def _as_tuple(index: Any) -> tuple[Any, ...]:
     return (index,)
 
 
-def _classify(item: Any, x: Tensor) -> tuple[int, Any]:
-    """One index item as (kind, value); index arrays end up on ``x``'s device."""
+def _basic_kind(item: Any) -> tuple[int, Any] | None:
+    """A basic index item (an int, a bool, a slice, None or Ellipsis) as (kind, value)."""
     if item is None:
         return _NONE, None
     if item is Ellipsis:
@@ -74,43 +100,62 @@ def _classify(item: Any, x: Tensor) -> tuple[int, Any]:
         return _INT, int(item)
     if cls is slice:
         return _SLICE, item
+    return None
+
+
+def _classify(item: Any, x: Tensor) -> tuple[int, Any]:
+    """One index item as (kind, value); index arrays become tensors on ``x``'s device."""
+    basic = _basic_kind(item)
+    if basic is not None:
+        return basic
+    cls = item.__class__
     if cls is str:
         raise TypeError(f"a string ({item!r}) is not a valid index")
     if isinstance(item, Tensor):
-        return _classify_array(item._data, item.dtype, item.device, x)
+        return _classify_tensor(item, x)
     if isinstance(item, np.ndarray):
-        return _classify_array(item, _dt.from_numpy_dtype(item.dtype), CPU, x)
+        return _classify_tensor(_constant(item), x)
     if isinstance(item, (list, tuple, range)):
         arr = np.asarray(item)
         if arr.dtype != np.bool_:
             if arr.dtype.kind not in "iuf":
                 raise IndexError(f"index: a sequence of {arr.dtype} cannot be used as an index")
             arr = arr.astype(np.int64, copy=False)  # torch reads numeric lists as long
-        return _classify_array(arr, _dt.from_numpy_dtype(arr.dtype), CPU, x)
+        return _classify_tensor(_constant(arr), x)
     raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                      f"Variables are valid indices (got {type(item).__name__})")
 
 
-def _classify_array(arr: Any, dt: _dt.dtype, dev: Any, x: Tensor) -> tuple[int, Any]:
-    """An index array: a mask (bool, or uint8 as torch still allows), an integer index, or
-    when 0-d a Python bool or int."""
-    if dev is not x.device:
-        if dev.type != "cpu":
-            raise RuntimeError(f"indices should be either on cpu or on the same device as the "
-                               f"indexed tensor ({x.device}), got {dev}")
-        arr = move_array(arr, dev, x.device)
+def _constant(arr: np.ndarray) -> Tensor:
+    """Host index data as a tensor (torch's ``lift_fresh`` of the index it builds)."""
+    return from_numpy(np.array(arr, copy=True))
+
+
+def _classify_tensor(t: Tensor, x: Tensor) -> tuple[int, Any]:
+    """An index tensor: a mask (bool, or uint8 as torch still allows), an integer index, or
+    when 0-d a Python bool or int (torch reads those, as it reads ints)."""
+    dt = t.dtype
     if dt is _dt.bool or dt is _dt.uint8:
+        if t._data.ndim == 0:
+            return _BOOL, bool(t)
         if dt is _dt.uint8:
             warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
                           "dtype torch.bool instead.", UserWarning, stacklevel=6)
-            arr = arr.astype(np.bool_)
-        return (_BOOL, bool(arr)) if arr.ndim == 0 else (_MASK, arr)
-    if dt.category == 1 and arr.ndim == 0:
-        return _INT, int(arr)
+        return _MASK, as_index(t, _dt.bool, x)
+    if dt.category == 1 and t._data.ndim == 0:
+        return _INT, operator.index(t)
     if dt in INDEX_DTYPES:
-        return _ARRAY, arr
+        return _ARRAY, as_index(t, dt, x)
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors "
                      f"(got {dt})")
+
+
+def as_index(t: Tensor, dt: _dt.dtype, x: Tensor) -> Tensor:
+    """Index tensor ``t`` in ``dt`` on x's device (torch takes CPU indices for any tensor)."""
+    if t.device is not x.device and t.device.type != "cpu":
+        raise RuntimeError(f"indices should be either on cpu or on the same device as the "
+                           f"indexed tensor ({x.device}), got {t.device}")
+    return cast(t, dt, x.device)
 
 
 def _normalized_slice(s: slice, size: int) -> slice:
@@ -123,16 +168,33 @@ def _normalized_slice(s: slice, size: int) -> slice:
 def split_index(x: Tensor, index: Any) -> tuple[tuple[Any, ...] | None, list[Any] | None]:
     """torch's index as (basic, entries); basic is None when it selects everything, entries
     is None when there is no advanced part."""
+    items = [_classify(i, x) for i in _as_tuple(index)]
+    return _split(items, x._data.shape, index, x)
+
+
+def canonical_basic(index: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """A basic index (ints, slices, None, Ellipsis) in canonical form for a tensor of
+    ``shape``, with torch's errors for what does not fit it."""
     items = []
+    for i in index if index.__class__ is tuple else (index,):
+        kind = _basic_kind(i)
+        if kind is None or kind[0] == _BOOL:
+            raise IndexError(f"{i!r} is not a basic index")
+        items.append(kind)
+    basic, _ = _split(items, shape, index, None)
+    return basic or ()
+
+
+def _split(items: list[tuple[int, Any]], shape: tuple[int, ...], index: Any,
+           x: Tensor | None) -> tuple[tuple[Any, ...] | None, list[Any] | None]:
+    """``split_index`` of classified items (``x``: the tensor a bool's index tensor is made
+    for; a basic index has no bools, and needs none)."""
     specified = 0  # dims of x the index names (None, Ellipsis and bools name none)
-    for i in _as_tuple(index):
-        kind, value = _classify(i, x)
-        items.append((kind, value))
+    for kind, value in items:
         if kind == _INT or kind == _SLICE or kind == _ARRAY:
             specified += 1
         elif kind == _MASK:
-            specified += value.ndim
-    shape = x._data.shape
+            specified += value._data.ndim
     ndim = len(shape)
     if specified > ndim:
         if ndim == 0 and index.__class__ is int:
@@ -144,7 +206,6 @@ def split_index(x: Tensor, index: Any) -> tuple[tuple[Any, ...] | None, list[Any
     src = dim = 0
     whole = True  # basic so far selects everything, in place
     advanced = False
-    xp = x.device.xp
     for kind, value in items:
         if kind == _INT:
             size = shape[src]
@@ -162,8 +223,14 @@ def split_index(x: Tensor, index: Any) -> tuple[tuple[Any, ...] | None, list[Any
             src += 1
             dim += 1
         elif kind == _NONE or kind == _BOOL:
+            # torch indexes a bool as a new dim, kept (True: index [0]) or emptied ([])
             basic.append(None)
-            entries.append(None if kind == _NONE else xp.zeros(1 if value else 0, np.int64))
+            if kind == _NONE:
+                entries.append(None)
+            else:
+                assert x is not None
+                picked = _constant(np.zeros(1 if value else 0, np.int64))
+                entries.append(as_index(picked, _dt.int64, x))
             advanced = advanced or kind == _BOOL
             dim += 1
             whole = False
@@ -175,7 +242,7 @@ def split_index(x: Tensor, index: Any) -> tuple[tuple[Any, ...] | None, list[Any
             src += n
             dim += n
         else:
-            k = value.ndim if kind == _MASK else 1
+            k = value._data.ndim if kind == _MASK else 1
             basic.extend(slice(0, shape[src + j], 1) for j in range(k))
             entries.append(value)
             advanced = True
@@ -184,15 +251,53 @@ def split_index(x: Tensor, index: Any) -> tuple[tuple[Any, ...] | None, list[Any
     if advanced:
         while entries[-1] is None:
             entries.pop()
-    while basic and basic[-1].__class__ is slice and basic[-1] == slice(0, shape[src - 1], 1):
-        basic.pop()  # trailing whole dims are implied
-        src -= 1
-    return (None if whole else tuple(basic)), (entries if advanced else None)
+    return (None if whole else _strip_whole(basic, shape, src)), (entries if advanced else None)
 
 
-def numpy_index(entries: list[Any]) -> tuple[Any, ...]:
-    """Entries as a NumPy index: None becomes a whole slice."""
-    return tuple(slice(None) if e is None else e for e in entries)
+# ----------------------------------------------------------------------------- the view
+
+def view_geometry(shape: tuple[int, ...], strides: tuple[int, ...], item: int, index: Any
+                  ) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The shape, byte strides and byte offset torch gives ``x[index]`` (a basic index) for
+    an ``x`` of this geometry: ints select, slices narrow and step, and None is torch's
+    ``unsqueeze``, whose stride is that of the dim it goes before times its size (one
+    element at the end; NumPy says 0)."""
+    out_shape: list[int] = []
+    out_strides: list[int] = []
+    offset = 0
+    d = 0
+    for it in canonical_basic(index, shape):
+        if it is None:
+            out_shape.append(1)
+            out_strides.append(shape[d] * strides[d] if d < len(shape) else item)
+        elif it.__class__ is slice:
+            start, stop, step = it.start, it.stop, it.step
+            out_shape.append(max(0, (stop - start + step - 1) // step))
+            out_strides.append(strides[d] * step)
+            offset += start * strides[d]
+            d += 1
+        else:
+            offset += it * strides[d]
+            d += 1
+    return tuple(out_shape) + tuple(shape[d:]), tuple(out_strides) + tuple(strides[d:]), offset
+
+
+def basic_view(x: Any, *, index: Any) -> Any:
+    """``x[index]`` (a basic index: an int, a slice, None, or a tuple of them and Ellipsis)
+    as a view with torch's strides (an array of any module)."""
+    view = x[index]
+    if view.__class__ is not x.__class__:  # NumPy answers a full int index with a scalar
+        view = x[(*index, Ellipsis) if index.__class__ is tuple else (index, Ellipsis)]
+    if index is None or (index.__class__ is tuple and None in index):
+        _, strides, _ = view_geometry(x.shape, x.strides, x.itemsize, index)
+        view = xp_of(x).lib.stride_tricks.as_strided(view, view.shape, strides)
+    return view
+
+
+# ----------------------------------------------------------------------------- the kernels' part
+
+def _count(mask: Any) -> int:
+    return int(xp_of(mask).count_nonzero(mask))
 
 
 def _index_shapes(vshape: tuple[int, ...], entries: list[Any]) -> list[tuple[int, ...]]:
@@ -210,21 +315,27 @@ def _index_shapes(vshape: tuple[int, ...], entries: list[Any]) -> list[tuple[int
                     raise IndexError(f"The shape of the mask {list(e.shape)} at index {j} does "
                                      f"not match the shape of the indexed tensor "
                                      f"{list(vshape)} at index {pos + j}")
-            shapes.extend([(int(np.count_nonzero(e)),)] * e.ndim)
+            shapes.extend([(_count(e),)] * e.ndim)
             pos += e.ndim
         else:
             shapes.append(tuple(e.shape))
             pos += 1
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
-                         "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+    broadcast_indices(shapes)
     return shapes
 
 
+def broadcast_indices(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The shape the index arrays broadcast to (torch's IndexError when they do not)."""
+    try:
+        return broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
+                         "with shapes " + ", ".join(str(list(s)) for s in shapes)) from None
+
+
 def validate(vshape: tuple[int, ...], entries: list[Any]) -> list[tuple[int, ...]]:
-    """Raise torch's error for a bad advanced index into a tensor of shape ``vshape``."""
+    """Raise torch's error for a bad advanced index into a tensor of shape ``vshape``;
+    return the index shapes (masks as their nonzero columns)."""
     shapes = _index_shapes(vshape, entries)
     pos = ordinal = 0
     for e in entries:
@@ -236,9 +347,8 @@ def validate(vshape: tuple[int, ...], entries: list[Any]) -> list[tuple[int, ...
             ordinal += e.ndim
             continue
         size = vshape[pos]
-        if e.size and (min_max(e)[0] < -size or min_max(e)[1] >= size):
-            flat = e.reshape(-1)
-            bad = int(flat[((flat < -size) | (flat >= size)).nonzero()[0][0]])
+        bad = first_outside(e, -size, size)
+        if bad is not None:
             raise IndexError(f"index {bad} is out of bounds for dimension {ordinal} with size "
                              f"{size}")
         pos += 1
@@ -246,10 +356,8 @@ def validate(vshape: tuple[int, ...], entries: list[Any]) -> list[tuple[int, ...
     return shapes
 
 
-def _advanced_shape(vshape: tuple[int, ...], entries: list[Any],
-                    shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
-    """Shape of ``v[entries]``: the broadcast index shape in place of the indexed dims when
-    they are adjacent, else first."""
+def _indexed_dims(entries: list[Any]) -> tuple[list[int], bool]:
+    """The dims of the view the entries index, and whether they are adjacent."""
     indexed: list[int] = []
     groups = 0
     pos = 0
@@ -264,57 +372,43 @@ def _advanced_shape(vshape: tuple[int, ...], entries: list[Any],
         k = e.ndim if e.dtype == np.bool_ else 1
         indexed.extend(range(pos, pos + k))
         pos += k
-    b = tuple(np.broadcast_shapes(*shapes))
-    if groups == 1:
+    return indexed, groups == 1
+
+
+def advanced_shape(vshape: tuple[int, ...], entries: list[Any],
+                   shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """Shape of ``v[entries]``: the broadcast index shape in place of the indexed dims when
+    they are adjacent, else first."""
+    indexed, adjacent = _indexed_dims(entries)
+    b = broadcast_indices(shapes)
+    if adjacent:
         return tuple(vshape[:indexed[0]]) + b + tuple(vshape[indexed[-1] + 1:])
     return b + tuple(s for i, s in enumerate(vshape) if i not in indexed)
 
 
-def get_advanced(v: Any, entries: list[Any]) -> Any:
-    """``v[entries]`` (a copy), torch's errors for bad indices."""
-    if not isinstance(v, np.ndarray):
-        validate(v.shape, entries)  # CuPy does not check bounds
-        return v[_integer_columns(entries)]
-    try:
-        return v[numpy_index(entries)]
-    except IndexError:
-        validate(v.shape, entries)
-        raise
+def advanced_strides(v: Any, entries: list[Any], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The element strides torch gives ``v[entries]`` (integer entries): TensorIterator's
+    layout over the source restrided to the result's shape (indexed dims broadcast, moved
+    first when they are apart) and the index tensors viewed over the result's dims."""
+    indexed, adjacent = _indexed_dims(entries)
+    kept = [s for d, s in enumerate(v.strides) if d not in indexed]
+    before = indexed[0] if adjacent else 0
+    after = len(kept) - before
+    b = len(shape) - len(kept)
+    src = MetaArray(shape, v.dtype, kept[:before] + [0] * b + kept[before:])
+    operands = [src]
+    for e in entries:
+        if e is not None:
+            lead = b - e.ndim
+            strides = [0] * (before + lead) + list(e.strides) + [0] * after
+            operands.append(MetaArray((1,) * (before + lead) + tuple(e.shape) + (1,) * after,
+                                      e.dtype, strides))
+    return elementwise_strides(shape, operands)
 
 
-def put_advanced(op: str, dst: Any, entries: list[Any], src: Any, strip: bool,
-                 accumulate: bool) -> None:
-    """``dst[entries] = src`` (``+=`` with duplicates accumulating), torch's checks first.
-
-    ``strip``: leading size-1 dims of ``src`` are dropped first, as torch's setitem does
-    (``index_put`` does not).
-    """
-    if src.ndim or accumulate or not isinstance(dst, np.ndarray):
-        shapes = validate(dst.shape, entries)
-        if src.ndim:
-            rshape = _advanced_shape(dst.shape, entries, shapes)
-            vshape = _strip_leading_ones(src.shape) if strip else src.shape
-            if not _expandable(vshape, rshape):
-                raise RuntimeError(f"{op}: shape mismatch: value tensor of shape "
-                                   f"{list(src.shape)} cannot be broadcast to indexing result "
-                                   f"of shape {list(rshape)}")
-            src = src.reshape(vshape)
-    if accumulate:
-        xp_of(dst).add.at(dst, _integer_columns(entries), src)
-        return
-    if not isinstance(dst, np.ndarray):
-        dst[_integer_columns(entries)] = src
-        return
-    try:
-        dst[numpy_index(entries)] = src
-    except IndexError:
-        validate(dst.shape, entries)
-        raise
-
-
-def _integer_columns(entries: list[Any]) -> tuple[Any, ...]:
-    """Entries as a NumPy index with masks as their nonzero columns (what ufunc.at and
-    CuPy take)."""
+def numpy_index(entries: list[Any]) -> tuple[Any, ...]:
+    """Entries as a NumPy index with masks as their nonzero columns (what every array
+    module takes): None becomes a whole slice."""
     columns: list[Any] = []
     for e in entries:
         if e is None:
@@ -324,18 +418,46 @@ def _integer_columns(entries: list[Any]) -> tuple[Any, ...]:
     return tuple(columns)
 
 
-def _strip_leading_ones(shape: tuple[int, ...]) -> tuple[int, ...]:
-    i = 0
-    while i < len(shape) and shape[i] == 1:
-        i += 1
-    return tuple(shape[i:])
+def get_advanced(v: Any, entries: list[Any]) -> Any:
+    """``v[entries]`` (a copy), torch's errors for bad indices."""
+    validate(v.shape, entries)
+    return row_major(v[numpy_index(entries)])
 
 
-def _expandable(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+def get_advanced_numpy(v: np.ndarray, entries: list[Any]) -> np.ndarray:
+    """``get_advanced`` on NumPy arrays, which check the index themselves: validated only to
+    raise torch's error for what NumPy refused."""
+    try:
+        out = v[tuple(slice(None) if e is None else e for e in entries)]
+    except IndexError:
+        validate(v.shape, entries)
+        raise
+    return row_major(out)
+
+
+def row_major(out: Any) -> Any:
+    """An indexing result in row-major order, torch's for a row-major source (NumPy moves
+    the indexed dims of some results to the front of memory)."""
+    return out if out.flags.c_contiguous else xp_of(out).ascontiguousarray(out)
+
+
+def put_advanced(op: str, dst: Any, entries: list[Any], src: Any, accumulate: bool) -> None:
+    """``dst[entries] = src`` (``+=`` with duplicates accumulating), torch's checks first:
+    ``src`` must broadcast to the indexing result's shape."""
+    shapes = validate(dst.shape, entries)
+    if src.ndim:
+        rshape = advanced_shape(dst.shape, entries, shapes)
+        if not expandable(src.shape, rshape):
+            raise RuntimeError(f"{op}: shape mismatch: value tensor of shape {list(src.shape)} "
+                               f"cannot be broadcast to indexing result of shape {list(rshape)}")
+    where = numpy_index(entries)
+    if accumulate:
+        xp_of(dst).add.at(dst, where, src)
+    else:
+        dst[where] = src
+
+
+def expandable(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    """Whether ``src`` broadcasts to ``dst`` without growing it."""
     return len(src) <= len(dst) and all(s == d or s == 1 for s, d in zip(reversed(src),
                                                                            reversed(dst)))
-
-
-def entry_tensors(entries: list[Any], dev: Any) -> tuple[Tensor | None, ...]:
-    return tuple(None if e is None else make(e, _dt.from_numpy_dtype(e.dtype), dev)
-                 for e in entries)

@@ -1,21 +1,24 @@
 """``Tensor.__getitem__``/``__setitem__`` with torch's rules, and ``index_put``.
 
-How an index is read lives in ``index_rules``: a basic part (a view) and an advanced part
-(index tensors, applied as torch's ``aten.index``). Primitives and their params (index
-tensors travel in params, never in inputs):
+How an index is read lives in ``index_rules``: a basic part (a view) and an advanced
+part (index tensors, applied as torch's ``aten.index``). Primitives:
 
-- "getitem" (a view): inputs ``(x,)``, params ``{"index": basic}``, ``basic`` a tuple of
-  non-negative ints, slices with non-negative start/stop and positive step, and None
-  (NumPy basic indexing; trailing dims implied whole).
-- "index": inputs ``(v,)``, params ``{"indices": entries}``, ``entries`` a tuple of Tensor
-  or None, one per dim of ``v`` from the first (None: the whole dim; a bool Tensor covers
-  ``mask.ndim`` dims), as torch's ``aten.index``. ``x[i]`` records "getitem" and then
-  "index" when the index has both parts; ``v[tuple(slice(None) if e is None else e for e
-  in entries)]`` reproduces it.
-- "setitem": inputs ``(x, value)`` (value a Tensor or a Python number), params
-  ``{"index": basic, "indices": entries or None}``: a copy of ``x`` with
-  ``x[basic][entries] = value``; ``x[i] = v`` in a graph is this, then ``assign_inplace``.
-- "index_put": inputs ``(x, values)``, params ``{"indices": entries, "accumulate": bool}``.
+- ``getitem`` (a view; operand ``x``; params ``index``, a basic index: an int, a slice
+  with a positive step, None, or a tuple of them and Ellipsis, which NumPy reads as torch
+  does): ``x[index]`` with torch's strides. Plain indices pass as written (the hot path of
+  ``x[0]``, ``x[:, 1:3]``); the others are made canonical first (non-negative ints,
+  normalized slices, None, trailing whole dims implied).
+- ``index`` (operands ``v, *indices``): torch's ``aten.index``, one entry per dim of ``v``
+  from the first, an integer or bool index tensor or None (the whole dim); a mask covers
+  ``mask.ndim`` dims. ``x[i]`` dispatches ``getitem`` and then ``index`` when the index
+  has both parts.
+- ``index_put`` (operands ``x, values, *indices``, ``values`` a tensor of x's dtype or a
+  Python number; params ``accumulate``): a copy of ``x`` with ``x[indices] = values``
+  (``+=`` with ``accumulate``, duplicates included); ``index_put_`` writes into ``x``.
+
+``x[i] = v`` is what torch makes of it: the view ``x[basic]`` (``getitem``), then
+``copy_`` or ``fill_`` into it, or ``index_put_`` for the advanced part, so that autograd
+sees an in-place write into a view of ``x``. Every check runs before the write.
 """
 
 from __future__ import annotations
@@ -26,173 +29,172 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from ..dispatch import hooks, register
+from ..dispatch import register
 from ..dtypes import scalar_type_name
-from ..tensor import Tensor, bump_version, make, make_view
-from .conversion import move_array
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..tensor import Tensor
+from .conversion import cast
 from .conversion import type as type_name
-from .index_checks import fill_value, tensor_arg
+from .copying import check_writable, copy_, fill_
+from .index_checks import fill_number, tensor_arg, written_value
 from .index_rules import (
     INDEX_DTYPES,
+    advanced_shape,
+    advanced_strides,
     all_plain,
-    entry_tensors,
+    as_index,
+    basic_view,
+    expandable,
     get_advanced,
-    numpy_index,
-    plain_slice,
+    get_advanced_numpy,
     put_advanced,
     split_index,
-    validate,
+    view_geometry,
 )
-from .inplace import inplace
-from .operands import assign_inplace, device_mismatch, record
+from .operands import device_mismatch
+
+FUNCTIONS = ["index_put"]
+
+_NUMBERS = (bool, int, float, complex)
+
+
+# ----------------------------------------------------------------------------- primitives
+
+def _getitem_meta(x: Any, *, index: Any) -> meta.MetaArray:
+    shape, strides, offset = view_geometry(x.shape, x.strides, x.itemsize, index)
+    return meta.MetaArray(shape, x.dtype, strides, x.offset + offset)
+
+
+def _index(v: Any, *indices: Any) -> Any:
+    return get_advanced(v, list(indices))
+
+
+def _index_cpu(v: Any, *indices: Any) -> Any:
+    return get_advanced_numpy(v, list(indices))
+
+
+def _index_meta(v: Any, *indices: Any) -> meta.MetaArray:
+    entries = list(indices)
+    if any(e is not None and e.dtype == np.bool_ for e in entries):
+        raise NotImplementedError("index: the shape of a tensor indexed by a bool mask "
+                                  "depends on the mask's values, which meta tensors do not have")
+    shape = advanced_shape(v.shape, entries, [tuple(e.shape) for e in entries if e is not None])
+    return meta.strided(shape, v.dtype, advanced_strides(v, entries, shape))
+
+
+def _index_put(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
+    out = x.copy(order="K")
+    put_advanced("index_put", out, list(indices), written_value(x, values), accumulate)
+    return out
+
+
+def _index_put_(x: Any, values: Any, *indices: Any, accumulate: bool) -> Any:
+    put_advanced("index_put_", x, list(indices), written_value(x, values), accumulate)
+    return x
+
+
+def _same(x: Any, *operands: Any, **params: Any) -> Any:
+    return x
+
+
+GETITEM = register("getitem", basic_view, _getitem_meta, "view", view=True, arg_names=("self",))
+INDEX = register("index", _index, _index_meta, "library", arg_names=("self",))
+INDEX.register_kernel("cpu", _index_cpu)
+INDEX_PUT = register("index_put", _index_put, lambda x, *rest, accumulate: meta.like(x),
+                     "library", arg_names=("self", "values"))
+INDEX_PUT_ = register("index_put_", _index_put_, _same, "library", mutates=True,
+                      functional=INDEX_PUT, arg_names=("self", "values"))
+_NO_ACCUMULATE = {"accumulate": False}
+
 
 # ----------------------------------------------------------------------------- getitem
-
-def _getitem_forward(x: Any, *, index: tuple[Any, ...]) -> Any:
-    return x[index + (Ellipsis,)]
-
-
-def _index_forward(v: Any, *, indices: tuple[Any, ...]) -> Any:
-    return v[numpy_index(list(indices))]
-
-
-GETITEM = register("getitem", _getitem_forward, None, "view")
-INDEX = register("index", _index_forward, None, "library")
-
 
 def getitem(self: Tensor, index: Any) -> Tensor:
     """Tensor.__getitem__: ints, slices (positive steps), None, Ellipsis, integer and bool
     tensors, lists and arrays, as torch. Basic indexing returns a view; advanced copies."""
-    if not self._requires_grad:
-        cls = index.__class__
-        if cls is int or (cls is slice and plain_slice(index)) or (
-                cls is tuple and all_plain(index)):
-            data = self._data
-            try:
-                r = data[index]
-            except (IndexError, TypeError):
-                pass  # the general path raises torch's error
-            else:
-                if r.__class__ is not data.__class__:  # NumPy gave a scalar: ask for a view
-                    r = data[index + (Ellipsis,) if cls is tuple else (index, Ellipsis)]
-                return make_view(self, r)
-        elif cls is Tensor and _direct(self, index):
-            try:
-                return make(self._data[index._data], self.dtype, self.device)
-            except IndexError:
-                pass
-    return _getitem(self, index)
-
-
-def _direct(self: Tensor, index: Tensor) -> bool:
-    """An int64 or bool index tensor that NumPy applies as torch does (checking bounds and
-    mask shapes itself)."""
-    dt = index.dtype
-    return ((dt is _dt.int64 or dt is _dt.bool) and index._data.ndim > 0
-            and index.device is self.device and self._data.__class__ is np.ndarray)
-
-
-def _getitem(self: Tensor, index: Any) -> Tensor:
+    if engaged.count and overriding():
+        return handle(getitem, _getitem_spec, (self, index), {})  # type: ignore[no-any-return]
+    cls = index.__class__
+    if cls is int or (cls is tuple and all_plain(index)) or (cls is slice and all_plain((index,))):
+        try:
+            return GETITEM.door((self,), {"index": index})  # type: ignore[no-any-return]
+        except IndexError:
+            pass  # out of range, or Ellipsis twice: the general path says it in torch's words
+    elif cls is Tensor and _one_entry(self, index):
+        return INDEX.door((self, index), None)  # type: ignore[no-any-return]
     basic, entries = split_index(self, index)
-    view = self
-    if basic is not None or entries is None:
-        view = make_view(self, _getitem_forward(self._data, index=basic or ()))
-        if self._requires_grad:
-            record(GETITEM, (self,), {"index": basic or ()}, view)
+    if basic is None and entries is not None:
+        view = self
+    else:
+        view = GETITEM.door((self,), {"index": basic or ()})
     if entries is None:
-        return view
-    out = make(get_advanced(view._data, entries), self.dtype, self.device)
-    if self._requires_grad:
-        record(INDEX, (view,), {"indices": entry_tensors(entries, self.device)}, out)
-    return out
+        return view  # type: ignore[no-any-return]
+    return INDEX.door((view, *entries), None)  # type: ignore[no-any-return]
+
+
+# the hot path of ``x[0]``: the torch-function check is the first line above, not a wrapper
+_getitem_spec = spec_of(checks_itself(getitem))
+
+
+def _one_entry(self: Tensor, index: Tensor) -> bool:
+    """An index tensor that is the whole index's one entry as it is: an integer index or a
+    mask over leading dims of self, on self's device (``x[idx]``, ``x[mask]``)."""
+    dt, n = index.dtype, index._data.ndim
+    return index.device is self.device and 0 < n and (
+        (dt in INDEX_DTYPES and self._data.ndim > 0) or (dt is _dt.bool and n <= self._data.ndim))
 
 
 # ----------------------------------------------------------------------------- setitem
 
-def _setitem_forward(x: Any, value: Any, *, index: tuple[Any, ...],
-                     indices: tuple[Any, ...] | None) -> Any:
-    out = x.copy()
-    dst = out[index + (Ellipsis,)]
-    if indices is None:
-        dst[...] = value
-    else:
-        src = value if hasattr(value, "ndim") else np.asarray(value, x.dtype)
-        put_advanced("setitem", dst, list(indices), src, True, False)
-    return out
-
-
-SETITEM = register("setitem", _setitem_forward, lambda x, value, **p: meta.Spec(
-    tuple(x.shape), x.dtype), "library")
-
-
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     """Tensor.__setitem__: writes ``value`` (a Tensor, broadcast and cast to self's dtype,
-    or a number) at ``index`` in place. Index and shape errors leave self unchanged."""
-    if isinstance(value, Tensor):
-        src = value._data
-        if value.device is not self.device:
-            if value.device.type != "cpu" or src.ndim:
-                raise device_mismatch("setitem", self.device, value.device)
-            src = move_array(src, value.device, self.device)
-        in_graph = self._requires_grad or value._requires_grad
-    else:
-        if value.__class__ not in (int, float, bool, complex) and not isinstance(value,
-                                                                                np.generic):
-            raise TypeError(f"can't assign a {type(value).__name__} to a {type_name(self)}")
-        src = fill_value("setitem", value, self.dtype, self.device, check_half=False)
-        in_graph = self._requires_grad
-    if in_graph and hooks.inplace is not None:
-        _setitem_in_graph(self, index, value, src)
-        return
-    data = self._data
-    if not getattr(data.flags, "writeable", True):  # CuPy arrays have no such flag
-        raise RuntimeError("setitem: unsupported operation: the tensor's memory is read-only "
-                           "(an expanded tensor?). Please clone() the tensor first.")
-    cls = index.__class__
-    if cls is int or (cls is slice and plain_slice(index)) or (
-            cls is tuple and all_plain(index)):
-        try:
-            data[index] = src
-        except IndexError:
-            _check_index(self, index)  # raises torch's error
-            raise
-        except ValueError:
-            raise _shape_error(np.shape(data[index]), src.shape) from None
-    elif cls is Tensor and value.__class__ is not Tensor and _direct(self, index):
-        try:
-            data[index._data] = src
-        except IndexError:
-            _check_index(self, index)
-            raise
-    else:
-        _write(self, data, index, value, src)
-    bump_version(self)
-
-
-def _write(self: Tensor, out: Any, index: Any, value: Any, src: Any
-           ) -> tuple[tuple[Any, ...] | None, list[Any] | None]:
-    """``out[index] = src`` with torch's checks, ``out`` being self's data or a copy of it."""
+    or a number) at ``index`` in place. Index, value and shape errors leave self unchanged."""
+    value = _setitem_value(self, value)
     basic, entries = split_index(self, index)
-    dst = out if basic is None else _getitem_forward(out, index=basic)
+    target = self if basic is None else GETITEM.door((self,), {"index": basic})
     if entries is None:
-        try:
-            dst[...] = src
-        except ValueError:
-            raise _shape_error(dst.shape, src.shape) from None
+        _assign(target, value)
     else:
-        if isinstance(value, Tensor) and value.dtype is not self.dtype:
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{scalar_type_name(self.dtype)} for the destination and "
-                               f"{scalar_type_name(value.dtype)} for the source.")
-        put_advanced("setitem", dst, entries, src, True, False)
-    return basic, entries
+        _put(target, entries, value)
 
 
-def _check_index(self: Tensor, index: Any) -> None:
-    """Raise torch's error for an index NumPy refused."""
-    basic, entries = split_index(self, index)
-    if entries is not None:
-        validate(_getitem_forward(self._data, index=basic or ()).shape, entries)
+def _setitem_value(self: Tensor, value: Any) -> Any:
+    """The value of ``self[i] = value``: a Tensor without leading size-1 dims (torch drops
+    them), on self's device, or a Python number converted for self's dtype."""
+    if isinstance(value, Tensor):
+        if value.device is not self.device:
+            if value.device.type != "cpu" or value._data.ndim:
+                raise device_mismatch("setitem", self.device, value.device)
+            value = cast(value, value.dtype, self.device)
+        shape = value._data.shape
+        lead = 0
+        while lead < len(shape) and shape[lead] == 1:
+            lead += 1
+        return getitem(value, (0,) * lead) if lead else value
+    if value.__class__ not in _NUMBERS and not isinstance(value, np.generic):
+        raise TypeError(f"can't assign a {type(value).__name__} to a {type_name(self)}")
+    return fill_number("setitem", value, self.dtype, check_half=False)
+
+
+def _assign(target: Tensor, value: Any) -> None:
+    """``target[...] = value``: a copy or a fill of the view."""
+    if isinstance(value, Tensor):
+        src, dst = value._data.shape, target._data.shape
+        if src != dst:
+            if not expandable(src, dst):
+                raise _shape_error(dst, src)
+            value = value.expand(dst)  # as torch does: the copy's source has the view's shape
+        copy_(target, value)
+    else:
+        fill_(target, value)
+
+
+def _put(target: Tensor, entries: list[Any], value: Any) -> None:
+    """``target[entries] = value``: ``index_put_``."""
+    if isinstance(value, Tensor) and value.dtype is not target.dtype:
+        raise _dtype_error(target.dtype, value.dtype)
+    check_writable("setitem", target)
+    INDEX_PUT_.door((target, value, *entries), _NO_ACCUMULATE)
 
 
 def _shape_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError:
@@ -201,59 +203,25 @@ def _shape_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError:
                         f"broadcast to indexing result of shape {list(dst)}")
 
 
-def _setitem_in_graph(self: Tensor, index: Any, value: Any, src: Any) -> None:
-    out = self._data.copy()
-    basic, entries = _write(self, out, index, value, src)
-    res = make(out, self.dtype, self.device)
-    params = {"index": basic or (),
-              "indices": None if entries is None else entry_tensors(entries, self.device)}
-    record(SETITEM, (self, value), params, res)
-    assign_inplace(self, res, "setitem")
+def _dtype_error(dst: _dt.dtype, src: _dt.dtype) -> RuntimeError:
+    return RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                        f"{scalar_type_name(dst)} for the destination and "
+                        f"{scalar_type_name(src)} for the source.")
 
 
 # ----------------------------------------------------------------------------- index_put
 
-INDEX_PUT = register("index_put", lambda x, values, *, indices, accumulate: _index_put_data(
-    x, list(indices), values, accumulate), lambda x, values, **p: meta.Spec(tuple(x.shape),
-                                                                             x.dtype), "library")
-
-
-def _index_put_data(x: Any, entries: list[Any], values: Any, accumulate: bool) -> Any:
-    out = x.copy()
-    put_advanced("index_put", out, entries, values, False, accumulate)
-    return out
-
-
-def _index_entry(t: Any, x: Tensor) -> Any:
-    """An entry of ``index_put``'s indices as a backend array on x's device."""
-    tensor_arg("index_put", t, "indices")
-    arr = t._data
-    if t.device is not x.device:
-        if t.device.type != "cpu":
-            raise device_mismatch("index_put", x.device, t.device)
-        arr = move_array(arr, t.device, x.device)
-    if t.dtype is _dt.bool or t.dtype is _dt.uint8:
-        return arr.astype(np.bool_, copy=False)
-    if t.dtype in INDEX_DTYPES:
-        return arr
-    raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors (got "
-                     f"{t.dtype})")
-
-
-def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
-    """torch.index_put: a copy of ``input`` with ``input[indices] = values``
-    (``accumulate=True`` adds, duplicates included). ``indices`` is a tuple of integer or
-    bool tensors (None entries, meaning a whole dim, are accepted too)."""
+def _put_entries(op: str, input: Tensor, indices: Any, values: Any) -> list[Any]:
+    """``index_put``'s indices as entries (bool or integer tensors on input's device, or
+    None), after torch's checks of them and of ``values``."""
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' must be tuple of Tensors, not "
+        raise TypeError(f"{op}(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
-    tensor_arg("index_put", values, "values")
+    tensor_arg(op, values, "values")
     if values.dtype is not input.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{scalar_type_name(input.dtype)} for the destination and "
-                           f"{scalar_type_name(values.dtype)} for the source.")
+        raise _dtype_error(input.dtype, values.dtype)
     if values.device is not input.device:
-        raise device_mismatch("index_put", input.device, values.device)
+        raise device_mismatch(op, input.device, values.device)
     entries: list[Any] = []
     count = 0
     for t in indices:
@@ -261,27 +229,44 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
             entries.append(None)
             count += 1
             continue
-        arr = _index_entry(t, input)
-        entries.append(arr)
-        count += arr.ndim if arr.dtype == np.bool_ else 1
+        tensor_arg(op, t, "indices")
+        if t.dtype is _dt.bool or t.dtype is _dt.uint8:
+            entries.append(as_index(t, _dt.bool, input))
+            count += t._data.ndim
+        elif t.dtype in INDEX_DTYPES:
+            entries.append(as_index(t, t.dtype, input))
+            count += 1
+        else:
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors "
+                             f"(got {t.dtype})")
     ndim = input._data.ndim
     if count > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {count})")
-    if not any(e is not None for e in entries):
-        raise RuntimeError("index_put(): expected at least one index tensor")
-    res = make(_index_put_data(input._data, entries, values._data, bool(accumulate)),
-               input.dtype, input.device)
-    if input._requires_grad or values._requires_grad:
-        record(INDEX_PUT, (input, values), {"indices": entry_tensors(entries, input.device),
-                                            "accumulate": bool(accumulate)}, res)
-    return res
+    if all(e is None for e in entries):
+        raise RuntimeError(f"{op}(): expected at least one index tensor")
+    return entries
 
 
-FUNCTIONS = ["index_put"]
+def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+    """torch.index_put: a copy of ``input`` with ``input[indices] = values``
+    (``accumulate=True`` adds, duplicates included). ``indices`` is a tuple of integer or
+    bool tensors (None entries, meaning a whole dim, are accepted too)."""
+    entries = _put_entries("index_put", input, indices, values)
+    return INDEX_PUT.door((input, values, *entries),  # type: ignore[no-any-return]
+                          {"accumulate": bool(accumulate)})
+
+
+def index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place ``index_put``."""
+    entries = _put_entries("index_put_", self, indices, values)
+    check_writable("index_put_", self)
+    return INDEX_PUT_.door((self, values, *entries),  # type: ignore[no-any-return]
+                           {"accumulate": bool(accumulate)})
+
 
 METHODS: dict[str, Any] = {
     "__getitem__": getitem,
     "__setitem__": setitem,
     "index_put": index_put,
-    "index_put_": inplace(index_put, "index_put_"),
+    "index_put_": index_put_,
 }

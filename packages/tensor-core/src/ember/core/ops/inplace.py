@@ -1,8 +1,11 @@
-"""In-place forms (``add_``, ``mul_``, ...): compute out of place, then write into ``self``.
+"""In-place forms built from out-of-place functions (``clamp_``, ``masked_fill_``...):
+compute out of place, then write back into ``self``.
 
-Writing goes through ``assign_inplace``, which checks dtype and shape before touching
-memory (a failing op leaves ``self`` unchanged), lets autograd refuse or rebase, and
-bumps the version counter shared by every view of the storage.
+The write-back (``copy_`` with ``writeback=True``) checks dtype and shape before touching
+memory (a failing op leaves ``self`` unchanged), lets autograd refuse or give ``self`` the
+result's history, and bumps the version counter shared by every view of the storage.
+The elementwise ops have in-place primitives of their own (``add_``), made in
+``elementwise``: one dispatch, no temporary.
 """
 
 from __future__ import annotations
@@ -10,14 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..dispatch import grad_mode, hooks
+from ..dispatch import grad_mode, steps
 from ..tensor import Tensor
 from .conversion import clone
-from .operands import assign_inplace
+from .copying import assign_inplace
 
 
-def _in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
-    if hooks.record is None or not grad_mode.enabled:
+def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
+    """Whether an op on ``self`` and ``args`` is recorded for autograd."""
+    if steps.autograd is None or not grad_mode.enabled:
         return False
     if self._requires_grad:
         return True
@@ -25,14 +29,14 @@ def _in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
 
 
 def inplace(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
-    """Build ``name`` (e.g. ``add_``) from the out-of-place ``fn``.
+    """Build ``name`` (e.g. ``clamp_``) from the out-of-place ``fn``.
 
     In a graph the op reads a clone of ``self``, so that tensors the graph saved keep
     their values after ``self`` is overwritten.
     """
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        src = clone(self) if _in_graph(self, args) else self
+        src = clone(self) if in_graph(self, args) else self
         return assign_inplace(self, fn(src, *args, **kwargs), name)
 
     method.__name__ = method.__qualname__ = name

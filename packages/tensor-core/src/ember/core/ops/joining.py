@@ -1,13 +1,15 @@
 """Joining: ``cat``, ``stack``, ``hstack``, ``vstack``, ``dstack``, ``column_stack``,
 ``meshgrid``.
 
-``meshgrid`` returns expanded views; the others return a new C-contiguous tensor of the
-inputs' promoted dtype.
+``meshgrid`` returns expanded views; the others return a new tensor of the inputs'
+promoted dtype, laid out as torch lays it out.
 
-Primitives and the ``params`` they record:
+Primitives (operands: the tensors, one dtype: the public functions cast them to their
+promoted dtype first) and their params:
 
-    cat                 dim, sizes (each input's size along dim; 0 for a skipped 1-D empty)
-    stack               dim
+    cat                 dim. 1-D empty operands join any cat (torch's legacy rule); the
+                        result is row-major, or channels-last where every operand is
+    stack               dim; row-major
 """
 
 from __future__ import annotations
@@ -21,21 +23,113 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import meta
 from ..device import CPU, device, xp_of
-from ..dispatch import register
+from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
-from ..tensor import Tensor, make, wrap_dim
-from .geometry import c_order
-from .operands import device_mismatch, record, write_out
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..meta import MetaArray, element_strides
+from ..tensor import Tensor, wrap_dim
+from .conversion import cast
+from .copying import write_out
+from .geometry import laid_out
+from .operands import device_mismatch
 from .shape import atleast_1d, atleast_2d, atleast_3d, expand, reshape, view
 
+# dims from fastest to slowest in torch's channels-last layouts, by rank
+_CHANNELS_LAST = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}
 
-def _promoted_dtype(arrays: Sequence[Any]) -> Any:
-    """torch's promotion of the arrays' dtypes (numpy's differs), as a numpy dtype."""
-    first = arrays[0].dtype
-    if all(a.dtype == first for a in arrays):
-        return first
-    return reduce(_dt.promote_types, (_dt.from_numpy_dtype(a.dtype) for a in arrays)).np
+
+def _like_channels_last(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """torch's ``is_channels_last_strides_2d``/``_3d``: laid out channels-last."""
+    order = _CHANNELS_LAST.get(len(shape))
+    if order is None or strides[1] == 0:
+        return False
+    low = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < low or (d == 0 and low == strides[1]):
+            return False
+        low = strides[d] * shape[d] if shape[d] > 1 else strides[d]
+    return True
+
+
+def _cat_strides(shape: tuple[int, ...], operands: Sequence[Any]) -> tuple[int, ...]:
+    """The element strides of cat's result: channels-last where every operand (a skipped
+    1-D empty one too) is laid out so, else row-major (torch's
+    ``cat_compute_output_memory_format``)."""
+    order = _CHANNELS_LAST.get(len(shape))
+    if order is None or not all(_like_channels_last(x.shape, element_strides(x))
+                                for x in operands):
+        return meta.contiguous_strides(shape)
+    out = [0] * len(shape)
+    step = 1
+    for d in order:
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
+
+
+def _joined(operands: Sequence[Any]) -> Sequence[Any]:
+    """The operands cat joins: 1-D empty ones are skipped unless all are."""
+    return [x for x in operands if x.shape != (0,)] or operands[:1]
+
+
+def _in_layout(out: Any, arrays: Sequence[Any]) -> Any:
+    """``out`` (numpy's join of ``arrays``) laid out as torch lays out cat's result."""
+    if out.ndim < 4 and out.flags.c_contiguous:
+        return out
+    want = _cat_strides(out.shape, arrays)
+    return out if element_strides(out) == want else laid_out(out, want)
+
+
+def _cat(*arrays: Any, dim: int) -> Any:
+    concatenate = xp_of(arrays[0]).concatenate
+    try:
+        out = concatenate(arrays, dim)
+    except ValueError:  # a 1-D empty array among arrays of more dims
+        out = concatenate(_joined(arrays), dim)
+    return _in_layout(out, arrays)
+
+
+# numpy's C concatenate without its __array_function__ dispatch layer (a tenth of a tiny cat)
+_np_concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
+
+
+def _cat_cpu(*arrays: Any, dim: int) -> Any:
+    """The CPU kernel: ``_cat`` with numpy's C concatenate called directly."""
+    try:
+        out = _np_concatenate(arrays, dim)
+    except ValueError:
+        return _cat(*arrays, dim=dim)
+    return _in_layout(out, arrays)
+
+
+def _cat_meta(*operands: MetaArray, dim: int) -> MetaArray:
+    joined = _joined(operands)
+    ref = joined[0].shape
+    shape = ref[:dim] + (sum(x.shape[dim] for x in joined),) + ref[dim + 1:]
+    return meta.strided(shape, joined[0].dtype, _cat_strides(shape, operands))
+
+
+def _stack(*arrays: Any, dim: int) -> Any:
+    # Filling an empty result is several times faster than np.stack on small arrays.
+    first = arrays[0]
+    shape = first.shape
+    out = xp_of(first).empty(shape[:dim] + (len(arrays),) + shape[dim:], first.dtype)
+    lead = (slice(None),) * dim
+    for i, a in enumerate(arrays):
+        out[lead + (i,)] = a
+    return out
+
+
+def _stack_meta(*operands: MetaArray, dim: int) -> MetaArray:
+    shape = operands[0].shape
+    return meta.empty(shape[:dim] + (len(operands),) + shape[dim:], operands[0].dtype)
+
+
+CAT = register("cat", _cat, _cat_meta, "library")
+CAT.register_kernel("cpu", _cat_cpu)
+STACK = register("stack", _stack, _stack_meta, "library")
 
 
 def _tensor_list(tensors: Any, op: str) -> list[Tensor]:
@@ -58,6 +152,12 @@ def _common_device(tensors: list[Tensor], op: str) -> device:
     return dev
 
 
+def _promoted(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
+    """The tensors cast to torch's promotion of their dtypes."""
+    dt = reduce(_dt.promote_types, (x.dtype for x in tensors))
+    return tuple(cast(x, dt) for x in tensors)
+
+
 def _with_out(op: str, res: Tensor, out: Tensor | None) -> Tensor:
     """cat-like ``out=``: any dtype the result casts to (torch names cat in the error)."""
     if out is None:
@@ -70,76 +170,46 @@ def _with_out(op: str, res: Tensor, out: Tensor | None) -> Tensor:
 
 # ----------------------------------------------------------------------------- cat, stack
 
-def _cat_forward(*arrays: Any, dim: int, sizes: Sequence[int]) -> Any:
-    # torch's legacy rule: 1-D empty tensors join any cat (and only count for the dtype).
-    dt = _promoted_dtype(arrays)
-    promoted = [a.astype(dt, copy=False) for a in arrays]
-    kept = [p for a, p in zip(arrays, promoted) if a.shape != (0,)] or promoted[:1]
-    return c_order(np.concatenate(kept, axis=dim))
-
-
-def _stack_forward(*arrays: Any, dim: int) -> Any:
-    # Filling an empty result is several times faster than np.stack on small arrays.
-    first = arrays[0]
-    dt = _promoted_dtype(arrays)
-    shape = first.shape
-    out = xp_of(first).empty(shape[:dim] + (len(arrays),) + shape[dim:], dt)
-    lead = (slice(None),) * dim
-    for i, a in enumerate(arrays):
-        out[lead + (i,)] = a
-    return out
-
-
-CAT = register("cat", _cat_forward, None, "library")
-STACK = register("stack", _stack_forward, None, "library")
-
-
-# numpy's C concatenate without its __array_function__ dispatch layer (0.15 us of a 1.3 us cat)
-_np_concatenate = getattr(np.concatenate, "_implementation", np.concatenate)
-
-
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
         out: Tensor | None = None) -> Tensor:
     """torch.cat: join tensors along an existing dim, promoting their dtypes. 1-D empty
     tensors are skipped whatever the others' shapes (torch's legacy rule)."""
+    if engaged.count and overriding():
+        return handle(cat, _CAT_SPEC, (tensors, dim),
+                      {"axis": axis, "out": out})
     cls = tensors.__class__
-    if (cls is list or cls is tuple) and tensors and axis is None:
-        # Fast path: Tensors of one dtype on one device; anything else (Parameters, mixed
-        # dtypes or devices, errors) takes the checked general path.
+    if (cls is list or cls is tuple) and tensors and axis is None and dim.__class__ is int:
+        # Fast path: CPU Tensors of one dtype; anything else (Parameters, mixed dtypes or
+        # devices, a leading 1-D empty tensor, errors) takes the checked general path.
         first = tensors[0]
-        if first.__class__ is Tensor:
-            dt = first.dtype
-            dev = first.device
-            rg = False
-            arrays = []
-            for x in tensors:
-                if x.__class__ is not Tensor or x.dtype is not dt or x.device is not dev:
-                    break
-                rg = rg or x._requires_grad
-                arrays.append(x._data)
-            else:
+        dt = first.dtype if first.__class__ is Tensor else None
+        for x in tensors:
+            if x.__class__ is not Tensor or x.dtype is not dt or x.device is not CPU:
+                break
+        else:
+            n = first._data.ndim
+            if -n <= dim < n and (n != 1 or first._data.shape[0]):
                 try:
-                    r = (_np_concatenate if dev is CPU else dev.xp.concatenate)(arrays, dim)
-                except (ValueError, TypeError, np.exceptions.AxisError):
-                    return _cat_general(tensors, dim, out)  # reports torch's error
-                res = make(r if r.flags.c_contiguous else r.copy(), dt, dev)
-                if rg:
-                    record(CAT, tuple(tensors), {"dim": dim % r.ndim,
-                                                 "sizes": [a.shape[dim] for a in arrays]}, res)
-                return res if out is None else _with_out("cat", res, out)
+                    res = CAT.door(tuple(tensors), {"dim": dim + n if dim < 0 else dim})
+                except ValueError:
+                    pass  # the general path reports torch's error
+                else:
+                    return res if out is None else _with_out("cat", res, out)
     return _cat_general(tensors, dim if axis is None else axis, out)
+
+
+_CAT_SPEC = spec_of(checks_itself(cat))
 
 
 def _cat_general(tensors: Any, dim: int, out: Tensor | None) -> Tensor:
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    dev = _common_device(tensors, "cat")
+    _common_device(tensors, "cat")
     for i, x in enumerate(tensors):
         if x._data.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    kept = [x for x in tensors if x._data.shape != (0,)]
-    ref = (kept or tensors)[0]._data.shape
+    ref = _joined([x._data for x in tensors])[0].shape
     d = wrap_dim(operator.index(dim), len(ref), "cat")
     for i, x in enumerate(tensors):
         shape = x._data.shape
@@ -153,11 +223,7 @@ def _cat_general(tensors: Any, dim: int, out: Tensor | None) -> Tensor:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {want} but got size {got} for tensor number {i} in the "
                                    "list.")
-    sizes = [0 if x._data.shape == (0,) and kept else x._data.shape[d] for x in tensors]
-    arr = _cat_forward(*(x._data for x in tensors), dim=d, sizes=sizes)
-    res = make(arr, _dt.from_numpy_dtype(arr.dtype), dev)
-    if any(x._requires_grad for x in tensors):
-        record(CAT, tuple(tensors), {"dim": d, "sizes": sizes}, res)
+    res = dispatch(CAT, _promoted(tensors), {"dim": d})
     return _with_out("cat", res, out)
 
 
@@ -165,25 +231,16 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     """torch.stack: join same-shaped tensors along a new dim ``dim``."""
     if tensors.__class__ is not list and tensors.__class__ is not tuple:
         tensors = _tensor_list(tensors, "stack")
-    arrays = []
-    rg = False
     try:
         first = tensors[0]
         shape, dev = first._data.shape, first.device
         for x in tensors:
-            data = x._data
-            if data.shape != shape or x.device is not dev:
+            if x._data.shape != shape or x.device is not dev:
                 raise ValueError
-            rg = rg or x._requires_grad
-            arrays.append(data)
     except (IndexError, AttributeError, ValueError):
         _stack_error(tensors)
     d = wrap_dim(dim, len(shape) + 1, "stack")
-    arr = _stack_forward(*arrays, dim=d)
-    res = make(arr, _dt.from_numpy_dtype(arr.dtype), dev)
-    if rg:
-        record(STACK, tuple(tensors), {"dim": d}, res)
-    return _with_out("stack", res, out)
+    return _with_out("stack", dispatch(STACK, _promoted(tensors), {"dim": d}), out)
 
 
 def _stack_error(tensors: Sequence[Any]) -> NoReturn:

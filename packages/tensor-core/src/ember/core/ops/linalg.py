@@ -1,12 +1,22 @@
-"""Matrix products: matmul and its fixed-rank forms (mm, bmm, mv, dot, vdot), addmm and
+"""Matrix products: matmul and its fixed-rank forms (mm, bmm, mv, dot), vdot, addmm and
 friends, and cross. Tensor products and contractions (outer, kron, tensordot, inner, einsum,
 trace) are in contraction.py.
 
-Primitives: ``matmul`` (mm, bmm, mv and dot are checked front doors to it), ``addmm``
-(``beta * input + alpha * matmul(m1, m2)``; addmv and baddbmm record it too), ``addbmm``,
-``vdot`` and ``cross``. Work runs in BLAS through ``np.dot``/``np.matmul``.
-float16 and bfloat16 are computed in float32 and rounded where torch's CPU kernels round:
-once per product (per batch for addbmm); cross rounds each operation, as torch's kernel does.
+Primitives (operands of one dtype on one device: torch promotes none of these):
+
+- ``matmul`` (``x``, ``y``): torch.matmul of any ranks >= 1, batch dims broadcast. mm, bmm,
+  mv and dot are checked front doors to it; autograd names its node after the form torch
+  decomposes the call into (MmBackward0, BmmBackward0, MvBackward0, DotBackward0);
+- ``addmm`` (``input``, ``m1``, ``m2``; params ``beta``, ``alpha``): ``beta * input +
+  alpha * matmul(m1, m2)``, ``input`` broadcast to the product (``beta == 0`` ignores it);
+  addmv and baddbmm dispatch it too;
+- ``addbmm`` (the same): ``beta * input + alpha * sum_i(m1[i] @ m2[i])``;
+- ``vdot`` (``x``, ``y``) and ``cross`` (``x``, ``y``; param ``dim``, non-negative).
+
+Work runs in BLAS through the arrays' ``dot``/``@``. float16 and bfloat16 are computed in
+float32 and rounded where torch's CPU kernels round: once per product (per batch for
+addbmm); cross rounds each operation, as torch's kernel does. Every result is row-major, as
+torch's meta tensors say.
 """
 
 from __future__ import annotations
@@ -18,56 +28,141 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import register
+from .. import meta
+from ..device import xp_of
+from ..dispatch import dispatch, register
 from ..dtypes import demangled_type_name, scalar_type_name
-from ..tensor import Tensor, make, wrap_dim
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..tensor import Tensor, wrap_dim
+from .conversion import cast
+from .copying import write_out_exact
 from .inplace import inplace
 from .operands import (
     LOW_PRECISION,
-    as_array,
     broadcast_shape,
     check_operand,
     common_device,
     not_implemented,
     overflow_error,
-    record,
     upcast,
-    write_out_exact,
 )
 
 _BOOL = _dt.bool
+_HALVES = frozenset(LOW_PRECISION)  # a set: quicker to ask on the hot path than a tuple
 # torch's message when a BLAS-backed op gets an ``out`` of another dtype
 _OUT_DTYPE = "Expected out tensor to have dtype {expected}, but got {out} instead"
 _DOT_OUT = "result dtype {out} does not match input dtype {expected}"
 
 
 def result_array(r: Any, dtype: Any) -> Any:
-    """A product's result as an array of numpy ``dtype`` (np.dot of two vectors returns a
-    numpy scalar; tensors hold arrays)."""
+    """A product's result as an array of numpy ``dtype`` (numpy's product of two vectors is
+    a numpy scalar; tensors hold arrays)."""
     if isinstance(r, np.generic):
         r = np.asarray(r)
     return r if r.dtype == dtype else r.astype(dtype)
 
 
+# ----------------------------------------------------------------------------- kernels
+
 def _product(x: Any, y: Any) -> Any:
-    """matmul of arrays (any ranks >= 1), in their dtype's compute type."""
-    if x.ndim > 2 and y.ndim <= 2:
+    """matmul of arrays (any ranks >= 1) in their dtype (an array, also for two vectors)."""
+    nx, ny = x.ndim, y.ndim
+    if nx <= 2 and ny <= 2:
+        r = x.dot(y)  # quicker than ``@`` on small matrices
+        # numpy's product of two vectors is a numpy scalar; tensors hold arrays
+        return np.asarray(r) if nx + ny == 2 and isinstance(r, np.generic) else r
+    if ny <= 2:
         # folding the batch into rows lets one BLAS call do the work
-        r = np.dot(x.reshape(-1, x.shape[-1]), y)
-        return r.reshape(x.shape[:-1] + y.shape[1:])
-    if x.ndim <= 2 and y.ndim <= 2:
-        return np.dot(x, y)
-    return np.matmul(x, y)
+        rows = math.prod(x.shape[:-1])
+        return x.reshape(rows, x.shape[-1]).dot(y).reshape(x.shape[:-1] + y.shape[1:])
+    return x @ y
 
 
 def _matmul(x: Any, y: Any) -> Any:
     dtype = x.dtype
+    if dtype in _HALVES:
+        # computed in float32 and rounded once, as torch's CPU kernels do
+        return _product(x.astype(np.float32), y.astype(np.float32)).astype(dtype)
+    if x.ndim == 2 and y.ndim == 2:
+        return x.dot(y)  # the hot path, without a further call
+    return _product(x, y)
+
+
+def _addmm(input: Any, m1: Any, m2: Any, *, beta: Any, alpha: Any) -> Any:
+    dtype = m1.dtype
+    input, m1, m2 = upcast(input, m1, m2)
+    r = _product(m1, m2)
+    if alpha != 1:
+        r = r * alpha
+    if beta != 0:
+        r = r + (input if beta == 1 else input * beta)
+    return result_array(r, dtype)
+
+
+def _addbmm(input: Any, b1: Any, b2: Any, *, beta: Any, alpha: Any) -> Any:
+    n_batch, rows, inner = b1.shape
+    if b1.dtype in LOW_PRECISION and n_batch:
+        # torch adds the batches one addmm at a time, rounding to float16/bfloat16 in between
+        r = _addmm(input, b1[0], b2[0], beta=beta, alpha=alpha)
+        for i in range(1, n_batch):
+            r = _addmm(r, b1[i], b2[i], beta=1, alpha=alpha)
+        return r
+    # the sum over batches of b1[i] @ b2[i] is one product over (batch, inner) jointly
+    m1 = b1.transpose(1, 0, 2).reshape(rows, n_batch * inner)
+    return _addmm(input, m1, b2.reshape(n_batch * inner, b2.shape[2]), beta=beta, alpha=alpha)
+
+
+def _vdot(x: Any, y: Any) -> Any:
+    dtype = x.dtype
     x, y = upcast(x, y)
-    return result_array(_product(x, y), dtype)
+    return result_array(xp_of(x).vdot(x, y), dtype)
 
 
-MATMUL = register("matmul", _matmul, None, "library")
+def _cross(x: Any, y: Any, *, dim: int) -> Any:
+    # in the tensor's own dtype: torch rounds each product of float16/bfloat16 there too
+    return result_array(xp_of(x).cross(x, y, axis=dim), x.dtype)
 
+
+# ----------------------------------------------------------------------------- meta rules
+
+def _product_shape(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``matmul`` of shapes ``x`` and ``y`` (ranks >= 1, checked)."""
+    if len(y) == 1:
+        return x[:-1]
+    if len(x) == 1:
+        return y[:-2] + y[-1:]
+    return meta.broadcast_shapes(x[:-2], y[:-2]) + (x[-2], y[-1])
+
+
+def _matmul_meta(x: Any, y: Any) -> Any:
+    return meta.empty(_product_shape(x.shape, y.shape), x.dtype)
+
+
+def _addmm_meta(input: Any, m1: Any, m2: Any, **params: Any) -> Any:
+    return meta.empty(_product_shape(m1.shape, m2.shape), m1.dtype)
+
+
+def _addbmm_meta(input: Any, b1: Any, b2: Any, **params: Any) -> Any:
+    return meta.empty((b1.shape[1], b2.shape[2]), b1.dtype)
+
+
+def _vdot_meta(x: Any, y: Any) -> Any:
+    return meta.empty((), x.dtype)
+
+
+def _cross_meta(x: Any, y: Any, *, dim: int) -> Any:
+    return meta.empty(meta.broadcast_shapes(x.shape, y.shape), x.dtype)
+
+
+MATMUL = register("matmul", _matmul, _matmul_meta, "library", arg_names=("self", "other"))
+ADDMM = register("addmm", _addmm, _addmm_meta, "library", arg_names=("self", "mat1", "mat2"))
+ADDBMM = register("addbmm", _addbmm, _addbmm_meta, "library",
+                  arg_names=("self", "batch1", "batch2"))
+VDOT = register("vdot", _vdot, _vdot_meta, "library", arg_names=("self", "other"))
+CROSS = register("cross", _cross, _cross_meta, "library", arg_names=("self", "other"))
+
+
+# ----------------------------------------------------------------------------- checks
 
 def _out(name: str, out: Tensor | None, res: Tensor, message: str = _OUT_DTYPE,
          names: Callable[[_dt.dtype], str] = demangled_type_name) -> Tensor:
@@ -137,9 +232,35 @@ def _matmul_check(x: tuple[int, ...], y: tuple[int, ...], a: _dt.dtype, b: _dt.d
         no_bool("bmm", a, math.prod(x) * math.prod(y))
 
 
-def _record_matmul(input: Tensor, other: Tensor, res: Tensor) -> None:
-    if input._requires_grad or other._requires_grad:
-        record(MATMUL, (input, other), None, res)
+# ----------------------------------------------------------------------------- matmul
+
+# ``@`` checks for __torch_function__ overrides itself, to keep the hot path of tiny products
+# free of the generic wrapper's call; torch.matmul runs through it
+@checks_itself
+def _matmul_operator(self: Tensor, other: Any) -> Any:
+    """``self @ other``: torch.matmul of two tensors; NotImplemented for anything else (so
+    that Python asks the other operand)."""
+    if engaged.count and overriding():
+        return handle(_matmul_operator, _OPERATOR_SPEC, (self, other), {})
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    x, y = self._data, other._data
+    dt = self.dtype
+    # two matrices that fit, of one non-bool dtype on one device, have nothing to refuse
+    if not (x.ndim == 2 and y.ndim == 2 and dt is other.dtype and x.shape[1] == y.shape[0]
+            and dt is not _BOOL and self.device is other.device):
+        _matmul_check(x.shape, y.shape, dt, other.dtype)
+        common_device("matmul", self, other)
+    return MATMUL.door((self, other), None)
+
+
+_OPERATOR_SPEC = spec_of(_matmul_operator)
+
+
+def _rmatmul_operator(self: Tensor, other: Any) -> Any:
+    if not isinstance(other, Tensor):
+        return NotImplemented
+    return _matmul_operator(other, self)
 
 
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -148,40 +269,16 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     A 1-D first argument is a row vector and a 1-D second argument a column vector; the
     added dimension is removed from the result.
     """
-    if input.__class__ is not Tensor or other.__class__ is not Tensor:
-        check_operand("matmul", "input", input, numbers=False)
-        check_operand("matmul", "other", other, numbers=False)
-    x, y = input._data, other._data
-    dt = input.dtype
-    if (x.ndim == 2 and y.ndim == 2 and dt is other.dtype and x.shape[1] == y.shape[0]
-            and dt.category >= 2 and dt.itemsize >= 4 and input.device is other.device):
-        res = make(np.dot(x, y), dt, input.device)
-    else:
-        _matmul_check(x.shape, y.shape, dt, other.dtype)
-        dev = common_device("matmul", input, other)
-        res = make(_matmul(as_array(input, dt, dev), as_array(other, dt, dev)), dt, dev)
-    _record_matmul(input, other, res)
+    check_operand("matmul", "input", input, numbers=False)
+    check_operand("matmul", "other", other, numbers=False)
+    res = _matmul_operator(input, other)
     return res if out is None else _out("matmul", out, res)
 
 
-def _matmul_operator(self: Tensor, other: Any) -> Any:
-    if not isinstance(other, Tensor):
-        return NotImplemented
-    return matmul(self, other)
-
-
-def _rmatmul_operator(self: Tensor, other: Any) -> Any:
-    if not isinstance(other, Tensor):
-        return NotImplemented
-    return matmul(other, self)
-
-
 def _fixed_rank(name: str, input: Tensor, other: Tensor, out: Tensor | None) -> Tensor:
-    """mm/bmm/mv/dot after their own checks: the matmul primitive."""
-    dev = common_device(name, input, other)
-    dt = input.dtype
-    res = make(_matmul(as_array(input, dt, dev), as_array(other, dt, dev)), dt, dev)
-    _record_matmul(input, other, res)
+    """bmm/mv/dot after their own checks: the matmul primitive."""
+    common_device(name, input, other)
+    res = dispatch(MATMUL, (input, other))
     if name == "dot":
         return _out(name, out, res, _DOT_OUT, scalar_type_name)
     return _out(name, out, res)
@@ -257,55 +354,16 @@ def dot(input: Tensor, tensor: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _fixed_rank("dot", input, tensor, out)
 
 
-def _vdot(x: Any, y: Any) -> Any:
-    dtype = x.dtype
-    x, y = upcast(x, y)
-    return result_array(np.vdot(x, y), dtype)
-
-
-VDOT = register("vdot", _vdot, None, "library")
-
-
 def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.vdot: ``sum(conj(input) * other)`` of two 1-D tensors."""
     check_operand("vdot", "input", input, numbers=False)
     check_operand("vdot", "other", other, numbers=False)
     _dot_check(input, other)
-    dev = common_device("vdot", input, other)
-    dt = input.dtype
-    res = make(_vdot(as_array(input, dt, dev), as_array(other, dt, dev)), dt, dev)
-    if input._requires_grad or other._requires_grad:
-        record(VDOT, (input, other), None, res)
-    return _out("vdot", out, res, _DOT_OUT, scalar_type_name)
+    common_device("vdot", input, other)
+    return _out("vdot", out, dispatch(VDOT, (input, other)), _DOT_OUT, scalar_type_name)
 
 
-def _addmm(input: Any, m1: Any, m2: Any, *, beta: Any, alpha: Any) -> Any:
-    dtype = m1.dtype
-    input, m1, m2 = upcast(input, m1, m2)
-    r = _product(m1, m2)
-    if alpha != 1:
-        r = r * alpha
-    if beta != 0:
-        r = r + (input if beta == 1 else input * beta)
-    return result_array(r, dtype)
-
-
-def _addbmm(input: Any, b1: Any, b2: Any, *, beta: Any, alpha: Any) -> Any:
-    n_batch, rows, inner = b1.shape
-    if b1.dtype in LOW_PRECISION and n_batch:
-        # torch adds the batches one addmm at a time, rounding to float16/bfloat16 in between
-        r = _addmm(input, b1[0], b2[0], beta=beta, alpha=alpha)
-        for i in range(1, n_batch):
-            r = _addmm(r, b1[i], b2[i], beta=1, alpha=alpha)
-        return r
-    # the sum over batches of b1[i] @ b2[i] is one product over (batch, inner) jointly
-    m1 = b1.transpose(1, 0, 2).reshape(rows, n_batch * inner)
-    return _addmm(input, m1, b2.reshape(n_batch * inner, b2.shape[2]), beta=beta, alpha=alpha)
-
-
-ADDMM = register("addmm", _addmm, None, "library")
-ADDBMM = register("addbmm", _addbmm, None, "library")
-
+# ----------------------------------------------------------------------------- addmm family
 
 def _coefficient(op: str, value: Any, dt: _dt.dtype) -> Any:
     """``beta``/``alpha`` as torch uses them: converted to the tensor dtype (ints truncate and
@@ -350,14 +408,8 @@ def _add_product(op: Any, name: str, input: Tensor, m1: Tensor, m2: Tensor, targ
     _expand_check(input._data.shape, target, dt)
     dev = common_device(name, input, m1, m2)
     params = {"beta": _coefficient(name, beta, dt), "alpha": _coefficient(name, alpha, dt)}
-    r = op.forward(as_array(input, dt, dev), as_array(m1, dt, dev), as_array(m2, dt, dev),
-                   **params)
-    if r.shape != target:  # beta == 0 skips input, whose shape may be the broadcast one
-        r = np.broadcast_to(r, target).copy()
-    res = make(r, dt, dev)
-    if input._requires_grad or m1._requires_grad or m2._requires_grad:
-        record(op, (input, m1, m2), params, res)
-    return _out(name, out, res)
+    # a 0-d CPU input joins a CUDA product as torch lets it
+    return _out(name, out, dispatch(op, (cast(input, dt, dev), m1, m2), params))
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1,
@@ -421,14 +473,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     return _add_product(ADDBMM, "addbmm", input, batch1, batch2, (rows, cols), beta, alpha, out)
 
 
-
-def _cross(x: Any, y: Any, *, dim: int) -> Any:
-    # in the tensor's own dtype: torch rounds each product of float16/bfloat16 there too
-    return result_array(np.cross(x, y, axis=dim), x.dtype)
-
-
-CROSS = register("cross", _cross, None, "library")
-
+# ----------------------------------------------------------------------------- cross
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *,
           out: Tensor | None = None) -> Tensor:
@@ -450,12 +495,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *,
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{sa[dim]} and {sb[dim]}")
     no_bool("cross", input.dtype)
-    dev = common_device("cross", input, other)
-    dt = input.dtype
-    res = make(_cross(as_array(input, dt, dev), as_array(other, dt, dev), dim=dim), dt, dev)
-    if input._requires_grad or other._requires_grad:
-        record(CROSS, (input, other), {"dim": dim}, res)
-    return _out("cross", out, res)
+    common_device("cross", input, other)
+    return _out("cross", out, dispatch(CROSS, (input, other), {"dim": dim}))
 
 
 FUNCTIONS = [

@@ -15,69 +15,97 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from .. import return_types as rt
-from ..dispatch import Op, register
-from ..tensor import Tensor, make, wrap_dim
+from ..device import xp_of
+from ..dispatch import Op, dispatch, register
+from ..tensor import Tensor, wrap_dim
 from .binary import maximum, minimum
-from .operands import record
 from .reduction import (
     _NP_I64,
+    _SELF,
+    _check_input,
     _check_not_complex,
     _Dims,
     _dims,
-    _finish,
-    _finish_pair,
     _index,
-    _max_reduce,
-    _min_reduce,
-    _named,
+    _keepdim,
     _one_dim,
-    _rule,
+    _result,
+    _row_major,
+    named,
+    reduction_rule,
 )
 
-_same_rule = meta.reduction("same")
+_same_rule = reduction_rule("same")
 
 
-def _rule_pair(x: meta.Spec, dim: int, keepdim: bool = False) -> tuple[meta.Spec, meta.Spec]:
-    spec = _same_rule(x, dim, keepdim)
-    return spec, meta.Spec(spec.shape, _dt.int64)
+def _pair_rule(x: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
+    """Values and their int64 indices, reduced over ``dim``."""
+    values = _same_rule(x, dim, keepdim)
+    return values, meta.empty(values.shape, _NP_I64)
 
 
-def _amax_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
-    return _max_reduce(x, axis=dim, keepdims=keepdim)
+def _aminmax_rule(x: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
+    values = _same_rule(x, dim, keepdim)
+    return values, meta.empty(values.shape, values.dtype)
 
 
-def _amin_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
-    return _min_reduce(x, axis=dim, keepdims=keepdim)
+def _amax_forward(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
+    return _row_major(x.max(axis=dim, keepdims=keepdim))
 
 
-def _arg_forward(find: Callable[..., Any]) -> Callable[..., Any]:
+def _amin_forward(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
+    return _row_major(x.min(axis=dim, keepdims=keepdim))
+
+
+def _ufunc_kernel(reduce: Any) -> Callable[..., Any]:
+    """The CPU kernel of amax/amin: numpy's ufunc reduction, positionally (the array method
+    the reference forward calls, for numpy and CuPy alike, goes through a Python layer)."""
+
+    def kernel(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
+        return _row_major(reduce(x, dim, None, None, keepdim))
+
+    return kernel
+
+
+def _aminmax_forward(x: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
+    return _amin_forward(x, dim, keepdim), _amax_forward(x, dim, keepdim)
+
+
+def _arg_forward(method: str) -> Callable[..., Any]:
     def forward(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
         if x.ndim == 0:
-            return np.zeros_like(x, dtype=_NP_I64)
-        return find(x, axis=dim, keepdims=keepdim).astype(_NP_I64, copy=False)
+            return xp_of(x).zeros((), _NP_I64)
+        found = getattr(x, method)(axis=dim, keepdims=keepdim)
+        return _row_major(found.astype(_NP_I64, copy=False))
 
     return forward
 
 
-def _extreme_dim_forward(find: Callable[..., Any]) -> Callable[..., Any]:
+def _extreme_dim_forward(method: str) -> Callable[..., Any]:
     def forward(x: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
+        xp = xp_of(x)
         if x.ndim == 0:
-            return x.copy(), np.zeros_like(x, dtype=_NP_I64)
-        indices = find(x, axis=dim, keepdims=True)
-        values = np.take_along_axis(x, indices, axis=dim)
+            return x.copy(), xp.zeros((), _NP_I64)
+        indices = getattr(x, method)(axis=dim, keepdims=True)
+        values = xp.take_along_axis(x, indices, axis=dim)
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
-        return values, indices.astype(_NP_I64, copy=False)
+        return _row_major(values), _row_major(indices.astype(_NP_I64, copy=False))
 
     return forward
 
 
-AMAX = register("amax", _amax_forward, _rule("same"), "reduction")
-AMIN = register("amin", _amin_forward, _rule("same"), "reduction")
-MAX = register("max", _extreme_dim_forward(np.argmax), _rule_pair, "reduction")
-MIN = register("min", _extreme_dim_forward(np.argmin), _rule_pair, "reduction")
-ARGMAX = register("argmax", _arg_forward(np.argmax), _rule("index"), "reduction", False)
-ARGMIN = register("argmin", _arg_forward(np.argmin), _rule("index"), "reduction", False)
+AMAX = register("amax", _amax_forward, _same_rule, "reduction", arg_names=_SELF)
+AMIN = register("amin", _amin_forward, _same_rule, "reduction", arg_names=_SELF)
+AMAX.register_kernel("cpu", _ufunc_kernel(np.maximum.reduce))
+AMIN.register_kernel("cpu", _ufunc_kernel(np.minimum.reduce))
+AMINMAX = register("aminmax", _aminmax_forward, _aminmax_rule, "reduction", arg_names=_SELF)
+MAX = register("max", _extreme_dim_forward("argmax"), _pair_rule, "reduction", arg_names=_SELF)
+MIN = register("min", _extreme_dim_forward("argmin"), _pair_rule, "reduction", arg_names=_SELF)
+ARGMAX = register("argmax", _arg_forward("argmax"), reduction_rule("index"), "reduction", False,
+                  arg_names=_SELF)
+ARGMIN = register("argmin", _arg_forward("argmin"), reduction_rule("index"), "reduction", False,
+                  arg_names=_SELF)
 
 
 def _check_nonempty(name: str, input: Tensor, dim: Any, error: type = RuntimeError) -> None:
@@ -96,13 +124,15 @@ def _check_nonempty(name: str, input: Tensor, dim: Any, error: type = RuntimeErr
 
 def _amax_like(op: Op, name: str, kernel: str, input: Tensor, dim: Any, keepdim: bool,
                out: Tensor | None) -> Tensor:
+    _check_input(name, input)
     _check_nonempty(name, input, dim)
-    dims = _dims(name, dim, input._data.ndim)
+    ndim = input._data.ndim
+    dims = _dims(name, dim, ndim)
     if input._data.size:  # torch reaches the (real-only) kernel only with data
         _check_not_complex(kernel, input)
-    keepdim = bool(keepdim) and input._data.ndim > 0
-    r = op.forward(input._data, dims, keepdim)
-    return _finish(op, name, input, r, out, {"dim": dims, "keepdim": keepdim})
+    keepdim = _keepdim(keepdim, ndim)
+    params = None if dims is None and not keepdim else {"dim": dims, "keepdim": keepdim}
+    return _result(op.door((input,), params), name, out)
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *,
@@ -122,26 +152,20 @@ def _extreme(op: Op, all_op: Op, name: str, binary: Callable[..., Tensor], input
     if other is not None:
         return binary(input, other, out=out)
     if dim is None:
-        data = input._data
-        if data.size and out is None and input.dtype.category < 3:  # the common case, flat
-            r = (_max_reduce if op is MAX else _min_reduce)(data, None)
-            res = make(np.asarray(r) if isinstance(r, np.generic) else r, input.dtype,
-                       input.device)
-            if input._requires_grad:
-                record(all_op, (input,), {"dim": None, "keepdim": False}, res)
-            return res
+        if out is None and input.__class__ is Tensor and input._data.size and \
+                input.dtype.category < 3:  # the common case, kept flat
+            return all_op.door((input,), None)
         return _amax_like(all_op, name, f"{name}_all", input, None, False, out)
     if isinstance(dim, Tensor):
         return binary(input, dim, out=out)
+    _check_input(name, input)
     ndim = input._data.ndim
     d = _one_dim(name, dim, ndim)
     _check_nonempty(name, input, d)
     if input.dtype.category == 3:
         raise RuntimeError(f"{name}(): does not support complex input")
-    keepdim = bool(keepdim) and ndim > 0
-    pair = op.forward(input._data, d, keepdim)
-    kind = rt.max if op is MAX else rt.min
-    return _finish_pair(op, name, input, pair, kind, out, {"dim": d, "keepdim": keepdim})
+    results = dispatch(op, (input,), {"dim": d, "keepdim": _keepdim(keepdim, ndim)})
+    return named(rt.max if op is MAX else rt.min, name, results, out)
 
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor | None = None,
@@ -157,39 +181,43 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor 
     return _extreme(MIN, AMIN, "min", minimum, input, dim, keepdim, other, out)
 
 
-def _arg(op: Op, name: str, input: Tensor, dim: Any, keepdim: bool, out: Tensor | None) -> Tensor:
+def _arg(op: Op, input: Tensor, dim: Any, keepdim: bool, out: Tensor | None) -> Tensor:
+    name = op.name
+    _check_input(name, input)
     if input.dtype.category == 3 or input.dtype is _dt.bool:
         kind = "complex" if input.dtype.category == 3 else "bool"
         raise RuntimeError(f"{name}(): does not support {kind} input")
-    ndim = input._data.ndim
-    d = None if dim is None else _one_dim(name, dim, ndim)
+    d = None if dim is None else _one_dim(name, dim, input._data.ndim)
     _check_nonempty(name, input, d, IndexError)
-    keepdim = bool(keepdim)
-    r = op.forward(input._data, d, keepdim)
-    return _finish(op, name, input, r, out, {"dim": d, "keepdim": keepdim})
+    params = {"dim": d, "keepdim": bool(keepdim)}
+    return _result(dispatch(op, (input,), params), name, out)
 
 
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *,
            out: Tensor | None = None) -> Tensor:
     """torch.argmax: index of the first maximum along ``dim`` (None: of the flattened input)."""
-    return _arg(ARGMAX, "argmax", input, dim, keepdim, out)
+    return _arg(ARGMAX, input, dim, keepdim, out)
 
 
 def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *,
            out: Tensor | None = None) -> Tensor:
     """torch.argmin: index of the first minimum along ``dim`` (None: of the flattened input)."""
-    return _arg(ARGMIN, "argmin", input, dim, keepdim, out)
+    return _arg(ARGMIN, input, dim, keepdim, out)
 
 
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     """torch.aminmax: ``(min, max)`` over one ``dim`` or all elements."""
+    _check_input("aminmax", input)
+    ndim = input._data.ndim
     if dim is None:
         if input._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
-        dim = ()
     else:
-        dim = _one_dim("aminmax", dim, input._data.ndim)
+        dim = _one_dim("aminmax", dim, ndim)
         _check_nonempty("aminmax", input, dim)
+        if ndim == 0:
+            dim = None
     _check_not_complex("aminmax_cpu", input)
-    return _named(rt.aminmax, amin(input, dim, keepdim), amax(input, dim, keepdim))
+    results = dispatch(AMINMAX, (input,), {"dim": dim, "keepdim": _keepdim(keepdim, ndim)})
+    return named(rt.aminmax, "aminmax", results, None)

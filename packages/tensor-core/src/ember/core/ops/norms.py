@@ -12,24 +12,27 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
-from ..dispatch import register
+from .. import meta
+from ..device import xp_of
+from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .binary import sub
-from .conversion import to
+from .conversion import cast
 from .reduction import (
     _HALF,
     _NP_F32,
+    _REAL,
+    _SELF,
     _add_reduce,
-    _array,
+    _check_input,
     _Dims,
     _dims,
-    _finish,
     _index,
-    _max_reduce,
-    _min_reduce,
+    _keepdim,
     _real,
-    _rule,
+    _result,
+    _row_major,
 )
 
 
@@ -37,36 +40,54 @@ def _norm_forward(x: Any, dim: _Dims = None, keepdim: bool = False, p: float = 2
     w = x.astype(_NP_F32) if x.dtype in _HALF else x
     a = np.abs(w) if w.dtype.kind == "c" or p != 2.0 else w
     if p == 2.0:
-        r = np.sqrt(_add_reduce(a * a, axis=dim, keepdims=keepdim))
+        r = np.sqrt(_add_reduce(a * a, dim, None, None, keepdim))
     elif p == 1.0:
-        r = _add_reduce(a, axis=dim, keepdims=keepdim)
+        r = _add_reduce(a, dim, None, None, keepdim)
     elif p == math.inf:
-        r = _max_reduce(a, axis=dim, keepdims=keepdim)
+        r = a.max(axis=dim, keepdims=keepdim)
     elif p == -math.inf:
-        r = _min_reduce(a, axis=dim, keepdims=keepdim)
+        r = a.min(axis=dim, keepdims=keepdim)
     elif p == 0.0:
-        r = _add_reduce(a != 0, axis=dim, keepdims=keepdim, dtype=a.dtype)
+        r = _add_reduce(a != 0, dim, a.dtype, None, keepdim)
     else:
         with np.errstate(divide="ignore", over="ignore"):  # 0 ** -p is inf, as torch has it
-            r = _add_reduce(a ** p, axis=dim, keepdims=keepdim) ** (1.0 / p)
-    return _array(r).astype(_real(x.dtype), copy=False)
+            r = _add_reduce(a ** p, dim, None, None, keepdim) ** (1.0 / p)
+    return _row_major(r.astype(_real(x.dtype), copy=False))
 
 
 def _nuclear_norm_forward(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
+    xp = xp_of(x)
     w = x.astype(_NP_F32) if x.dtype in _HALF else x
-    r = np.linalg.svd(np.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
+    r = xp.linalg.svd(xp.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
     if keepdim:
-        r = np.expand_dims(r, tuple(sorted(dim)))
-    return _array(r).astype(_real(x.dtype), copy=False)
+        r = xp.expand_dims(r, tuple(sorted(dim)))
+    return _row_major(r.astype(_real(x.dtype), copy=False))
 
 
-NORM = register("norm", _norm_forward, _rule("same", real=True), "reduction")
-NUCLEAR_NORM = register("nuclear_norm", _nuclear_norm_forward, _rule("same", real=True),
-                        "library")
+def _nuclear_norm_rule(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
+    """torch sums the singular values of the input with ``dim`` moved last, then (keepdim)
+    unsqueezes and permutes back: the kept dims are strided as that view is."""
+    batch = [i for i in range(x.ndim) if i not in dim]
+    shape = [x.shape[i] for i in batch]
+    dt = _real(x.dtype)
+    if not keepdim:
+        return meta.empty(shape, dt)
+    moved_strides = (*meta.contiguous_strides((*shape, 1)), 1)
+    out_shape, out_strides = [1] * x.ndim, [1] * x.ndim
+    for k, i in enumerate((*batch, *dim)):
+        out_shape[i] = (*shape, 1, 1)[k]
+        out_strides[i] = moved_strides[k]
+    return meta.strided(out_shape, dt, out_strides)
+
+
+NORM = register("norm", _norm_forward, _REAL, "reduction", arg_names=_SELF)
+NUCLEAR_NORM = register("nuclear_norm", _nuclear_norm_forward, _nuclear_norm_rule, "library",
+                        arg_names=_SELF)
 
 
 def _norm_input(op: str, input: Tensor, dtype: Any) -> Tensor:
     """Refuse integer inputs; cast to ``dtype`` (torch allows no narrowing)."""
+    _check_input(op, input)
     if input.dtype.category < 2:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)}")
@@ -80,7 +101,7 @@ def _norm_input(op: str, input: Tensor, dtype: Any) -> Tensor:
         raise RuntimeError(f"{op}: the dtype of the input ({scalar_type_name(input.dtype)}) "
                            f"should be convertible without narrowing to the specified dtype "
                            f"({scalar_type_name(dt)})")
-    return to(input, dt)
+    return cast(input, dt)
 
 
 def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
@@ -100,10 +121,8 @@ def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = Fa
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on the "
                                    f"dimension {d}because this dimension is empty and the "
                                    "operation does not have an identity")
-    keepdim = bool(keepdim) and input._data.ndim > 0
-    r = NORM.forward(input._data, dims, keepdim, p)
-    return _finish(NORM, "linalg.vector_norm", input, r, out,
-                   {"dim": dims, "keepdim": keepdim, "p": p})
+    params = {"dim": dims, "keepdim": _keepdim(keepdim, input._data.ndim), "p": p}
+    return _result(dispatch(NORM, (input,), params), "linalg.vector_norm", out)
 
 
 def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any,
@@ -123,10 +142,8 @@ def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any
               for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
-    keepdim = bool(keepdim)
-    r = NUCLEAR_NORM.forward(input._data, (d0, d1), keepdim)
-    return _finish(NUCLEAR_NORM, "linalg.matrix_norm", input, r, out,
-                   {"dim": (d0, d1), "keepdim": keepdim})
+    params = {"dim": (d0, d1), "keepdim": bool(keepdim)}
+    return _result(dispatch(NUCLEAR_NORM, (input,), params), "linalg.matrix_norm", out)
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,

@@ -1,4 +1,4 @@
-"""What every op does around its forward: promote and place operands, wrap and record.
+"""What every op's wrapper does before dispatching: check, promote and place operands.
 
 Kept flat on purpose: these functions sit on the hot path of every tiny op.
 """
@@ -6,17 +6,15 @@ Kept flat on purpose: these functions sit on the hot path of every tiny op.
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..device import device
-from ..dispatch import Op, hooks
 from ..dtypes import LIMITS, c_type_name, scalar_type_name
-from ..tensor import Tensor, bump_version, make
+from ..tensor import Tensor
+from .conversion import cast
 
 _SCALARS = (int, float, bool, complex)
 _NUMBERS = (bool, int, float, complex, np.generic)
@@ -44,48 +42,32 @@ def common_device(op: str, *tensors: Tensor) -> device:
     return dev
 
 
-def as_array(t: Tensor, dt: _dt.dtype, dev: device) -> Any:
-    """``t``'s data in dtype ``dt`` on device ``dev`` (no copy when already so)."""
-    data = t._data
-    if t.device is not dev:
-        from .conversion import move_array
-
-        data = move_array(data, t.device, dev)
-    return data if t.dtype is dt else data.astype(dt.np)
-
-
-def on_device(arr: Any, dev: device) -> Any:
-    """A numpy array (a converted scalar) moved to ``dev``."""
-    return arr if dev.type == "cpu" else dev.xp.asarray(arr)
-
-
-def prep_binary(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype, device, bool]:
+def prep_binary(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype, device]:
     """Promote two operands (Tensors or Python scalars) to their common dtype.
 
-    Returns ``(x, y, dtype, device, requires_grad)``; a Python scalar stays a Python
-    scalar (NumPy treats it as weakly typed, as torch does) unless the result dtype
-    is not the tensor's.
+    Returns ``(x, y, dtype, device)``: tensors cast (``to_copy``) to the result dtype and
+    placed on the op's device; a Python scalar stays a Python scalar (the kernels treat it
+    as weakly typed, as torch does).
     """
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
-            dev = a.device if a.device is b.device else common_device(op, a, b)
             da, db = a.dtype, b.dtype
-            if da is db and dev is a.device is b.device:
-                return a._data, b._data, da, dev, a._requires_grad or b._requires_grad
+            dev = a.device
+            if da is db and dev is b.device:
+                return a, b, da, dev
+            if dev is not b.device:
+                dev = common_device(op, a, b)
             rdt = _dt.result_type(a, b)
-            return (as_array(a, rdt, dev), as_array(b, rdt, dev), rdt, dev,
-                    a._requires_grad or b._requires_grad)
+            return cast(a, rdt, dev), cast(b, rdt, dev), rdt, dev
         if type(b) not in _SCALARS:
             b = scalar_operand(op, b)
         rdt = scalar_result(a.dtype, b)
-        x = a._data if a.dtype is rdt else a._data.astype(rdt.np)
-        return x, b, rdt, a.device, a._requires_grad
+        return (a if a.dtype is rdt else cast(a, rdt)), b, rdt, a.device
     if isinstance(b, Tensor):
         if type(a) not in _SCALARS:
             a = scalar_operand(op, a)
         rdt = scalar_result(b.dtype, a)
-        y = b._data if b.dtype is rdt else b._data.astype(rdt.np)
-        return a, y, rdt, b.device, b._requires_grad
+        return a, (b if b.dtype is rdt else cast(b, rdt)), rdt, b.device
     raise TypeError(f"{op}(): expected at least one Tensor argument, got "
                     f"{type(a).__name__} and {type(b).__name__}")
 
@@ -152,19 +134,20 @@ def overflow_error(dt: _dt.dtype) -> RuntimeError:
 
 
 def promote(op: str, operands: tuple[Any, ...], also: list[Tensor] | None = None
-            ) -> tuple[list[Any], _dt.dtype, device, bool]:
-    """``operands`` (Tensors, Python numbers or None) as arrays of their torch result dtype,
-    on the device they share with the tensors in ``also`` (which do not promote).
+            ) -> tuple[list[Any], _dt.dtype, device]:
+    """``operands`` (Tensors, Python numbers or None) in their torch result dtype, on the
+    device they share with the tensors in ``also`` (which do not promote): tensors cast,
+    numbers checked for the dtype and kept as Python numbers, None kept.
 
-    Returns ``(arrays, dtype, device, requires_grad)``; None stays None.
+    Returns ``(operands, dtype, device)``.
     """
     present = [o for o in operands if o is not None]
     tensors = [o for o in present if isinstance(o, Tensor)]
     dt = _dt.result_type(*present)
     dev = common_device(op, *tensors, *(also or ()))
-    arrays = [None if o is None else as_array(o, dt, dev) if isinstance(o, Tensor)
-              else on_device(scalar_to(op, o, dt), dev) for o in operands]
-    return arrays, dt, dev, any(t._requires_grad for t in tensors)
+    out = [None if o is None else cast(o, dt, dev) if isinstance(o, Tensor)
+           else scalar_to(op, o, dt).item() for o in operands]
+    return out, dt, dev
 
 
 def upcast(*arrays: Any) -> tuple[Any, ...]:
@@ -173,60 +156,6 @@ def upcast(*arrays: Any) -> tuple[Any, ...]:
     if arrays[0].dtype in LOW_PRECISION:
         return tuple(a.astype(np.float32) for a in arrays)
     return arrays
-
-
-def record(op: Op, inputs: tuple[Any, ...], params: Any, out: Any) -> None:
-    """Tell autograd (when installed) that ``op`` ran on inputs that require grad."""
-    rec = hooks.record
-    if rec is not None:
-        rec(op, inputs, params, out)
-
-
-def wrap(op: Op, data: Any, dt: _dt.dtype, dev: device, inputs: tuple[Any, ...], params: Any,
-         requires_grad: bool, out: Tensor | None = None, exact_out: str | None = None) -> Tensor:
-    """The forward's result ``data`` as a Tensor of ``dt``, recorded for autograd when
-    ``requires_grad``, and written to ``out`` when given (``exact_out``: torch's error when
-    ``out`` must have the result's dtype exactly, as for ``write_out_exact``)."""
-    if data.dtype != dt.np:
-        data = data.astype(dt.np)
-    if isinstance(data, np.generic):  # ufuncs answer 0-d operands with numpy scalars
-        data = np.asarray(data)
-    res = make(data, dt, dev)
-    if requires_grad:
-        record(op, inputs, params, res)
-    if out is None:
-        return res
-    if exact_out is None:
-        return write_out(op.name, out, res)
-    return write_out_exact(op.name, out, res, exact_out)
-
-
-def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
-    """Write ``result`` into ``self`` (the second half of every ``op_``), checking first."""
-    if result.dtype is not self.dtype and not _dt.can_cast(result.dtype, self.dtype):
-        raise RuntimeError(f"{op}: result type {scalar_type_name(result.dtype)} can't be cast to "
-                           f"the desired output type {scalar_type_name(self.dtype)}")
-    dst = self._data
-    src = result._data
-    if src.shape != dst.shape:
-        check_inplace_shape(op, dst.shape, src.shape)
-    if hooks.inplace is not None and (self._requires_grad or result._requires_grad):
-        hooks.inplace(self, result, op)
-    if not getattr(dst.flags, "writeable", True) or _overlaps(dst):
-        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the tensor "
-                           "before performing the operation.")
-    xp = self.device.xp
-    xp.copyto(dst, src, casting="unsafe")
-    bump_version(self)
-    return self
-
-
-def _overlaps(arr: Any) -> bool:
-    """A zero stride over a dim longer than 1 (an expanded tensor): elements share memory.
-
-    NumPy marks such views read-only; CuPy has no read-only arrays, so look at strides."""
-    return arr.size > 1 and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides))
 
 
 def check_inplace_shape(op: str, dst: tuple[int, ...], src: tuple[int, ...]) -> None:
@@ -266,44 +195,7 @@ def broadcast_error(op: str, *arrays: Any) -> RuntimeError:
     return RuntimeError(f"{op}: shapes {[list(s) for s in shapes]} cannot be broadcast together")
 
 
-def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
-    """Implements ``out=``: checks first, then resizes ``out`` to the result's shape (with
-    torch's warning when it held elements) and copies the result in."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if out.device is not result.device:
-        raise device_mismatch(op, out.device, result.device)
-    if not _dt.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"{op}: result type {scalar_type_name(result.dtype)} can't be cast to "
-                           f"the desired output type {scalar_type_name(out.dtype)}")
-    if out._data.shape != result._data.shape:
-        if out._data.size != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(out._data.shape)}, which does not match the required output shape "
-                f"{list(result._data.shape)}. This behavior is deprecated, and in a future "
-                "PyTorch release outputs will not be resized unless they have zero elements. "
-                "You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                "elements with t.resize_(0).", UserWarning, stacklevel=3)
-        out._data = out.device.xp.empty(result._data.shape, out.dtype.np)
-    out.device.xp.copyto(out._data, result._data, casting="unsafe")
-    bump_version(out)
-    return out
-
-
-def write_out_exact(op: str, out: Tensor, result: Tensor, message: str,
-                    names: Callable[[_dt.dtype], str] = scalar_type_name) -> Tensor:
-    """``out=`` for ops whose ``out`` must have the result's dtype, not merely take it.
-
-    ``message`` is torch's error, formatted with ``out`` and ``expected``, the two dtypes as
-    ``names`` spells them, and prefixed with ``op`` unless it names the op already.
-    """
-    if isinstance(out, Tensor) and out.dtype is not result.dtype:
-        text = message.format(out=names(out.dtype), expected=names(result.dtype))
-        raise RuntimeError(text if text.startswith(op) else f"{op}: {text}")
-    return write_out(op, out, result)
-
-
 def not_implemented(kernel: str, dt: _dt.dtype) -> NotImplementedError:
     """torch's error for a dtype its ``kernel`` is not built for."""
     return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
+

@@ -1,13 +1,15 @@
 """Rearranging copies: ``repeat``, ``tile``, ``repeat_interleave``, ``flip``, ``roll``,
 ``rot90``, ``tril``, ``triu``, ``diag_embed``, ``diag``.
 
-Each returns a new C-contiguous tensor (``flip`` keeps its input's memory layout, as
-torch does).
+Each returns a new row-major tensor, except ``flip``, which keeps its input's memory
+layout, as torch's does. ``rot90(x, 0)`` is a row-major ``clone``, as in torch.
 
-Primitives and the ``params`` they record:
+Primitives (operand ``self``) and their params:
 
-    repeat              repeats, shape (the input's)
-    repeat_interleave   repeats (an int or an integer Tensor), dim
+    repeat              repeats
+    repeat_interleave   dim, output_size; a second operand ``repeats``: a Python int, or
+                        an integer tensor of counts (then the output's size depends on
+                        its values: on meta tensors ``output_size`` gives it, as in torch)
     flip                dims
     roll                shifts, dims (empty: roll the flattened tensor)
     tril, triu          diagonal
@@ -20,52 +22,87 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
-from ..dispatch import register
-from ..tensor import Tensor, make, wrap_dim
+from ..dispatch import Op, dispatch, register
+from ..dtypes import c_type_name
+from ..layouts import contiguous_format
+from ..meta import MetaArray, element_strides
+from ..ranges import arange
+from ..tensor import Tensor, wrap_dim
 from .conversion import clone
-from .geometry import c_order, int_tuple, restride
+from .copying import write_out_exact
+from .geometry import c_order, int_tuple, laid_out
 from .inplace import inplace
-from .operands import not_implemented, record, write_out
+from .operands import not_implemented
 from .shape import reshape
 from .strided import diagonal as diagonal_view
 from .strided import diagonal_array
 from .transposing import transpose
 
+_SELF = ("self",)
 
-def _same_dtype_out(out: Tensor, res: Tensor) -> Tensor:
+
+def _same_dtype_out(op: str, out: Tensor, res: Tensor) -> Tensor:
     """``out=`` of ops that take no other dtype than the result's (tril, diag)."""
-    if isinstance(out, Tensor) and out.dtype is not res.dtype:
-        raise RuntimeError(f"Expected out tensor to have dtype {res.dtype.name}, but got "
-                           f"{out.dtype.name} instead")
-    return write_out("out", out, res)
+    return write_out_exact(op, out, res, "Expected out tensor to have dtype {expected}, but got "
+                           "{out} instead", c_type_name)
+
+
+def _row_major(x: MetaArray, *params: Any, **kw: Any) -> MetaArray:
+    """The meta rule of an op whose result is row-major with the input's shape."""
+    return meta.empty(x.shape, x.dtype)
 
 
 # ----------------------------------------------------------------------------- repeats
 
-def _repeat_forward(x: Any, repeats: tuple[int, ...], shape: tuple[int, ...]) -> Any:
+def _repeated_shape(shape: tuple[int, ...], repeats: tuple[int, ...]) -> list[int]:
+    padded = (1,) * (len(repeats) - len(shape)) + shape
+    return [r * s for r, s in zip(repeats, padded)]
+
+
+def _repeat(x: Any, *, repeats: tuple[int, ...]) -> Any:
     lead = len(repeats) - x.ndim
     padded = (1,) * lead + x.shape
     pairs = [v for r, s in zip(repeats, padded) for v in (r, s)]
-    spread = np.broadcast_to(x.reshape([v for s in padded for v in (1, s)]), pairs)
-    out = xp_of(x).empty(pairs, x.dtype)
+    xp = xp_of(x)
+    spread = xp.broadcast_to(x.reshape([v for s in padded for v in (1, s)]), pairs)
+    out = xp.empty(pairs, x.dtype)
     out[...] = spread
-    return out.reshape([r * s for r, s in zip(repeats, padded)])
+    return out.reshape(_repeated_shape(x.shape, repeats))
 
 
-def _repeat_interleave_forward(x: Any, repeats: Any, dim: int) -> Any:
-    if isinstance(repeats, Tensor):
-        repeats = repeats._data
-    return c_order(np.repeat(x, repeats, axis=dim))
+def _repeat_meta(x: MetaArray, *, repeats: tuple[int, ...]) -> MetaArray:
+    return meta.empty(_repeated_shape(x.shape, repeats), x.dtype)
 
 
-REPEAT = register("repeat", _repeat_forward, None, "library")
-REPEAT_INTERLEAVE = register("repeat_interleave", _repeat_interleave_forward, meta.DYNAMIC,
-                             "library")
+def _repeat_interleave(x: Any, repeats: Any, *, dim: int, output_size: int | None = None) -> Any:
+    if repeats.__class__ is not int:
+        # counts as Python ints: what both numpy's and cupy's repeat take
+        repeats = repeats.reshape(-1).tolist()
+        if repeats and min(repeats) < 0:
+            raise RuntimeError("repeats can not be negative")
+    out = c_order(xp_of(x).repeat(x, repeats, axis=dim))
+    if output_size is not None and out.shape[dim] != output_size:
+        raise RuntimeError("allocated size does not match required size")
+    return out
+
+
+def _repeat_interleave_meta(x: MetaArray, repeats: Any, *, dim: int,
+                            output_size: int | None = None) -> MetaArray:
+    if repeats.__class__ is int:
+        n = x.shape[dim] * repeats
+    elif output_size is None:
+        raise RuntimeError("cannot repeat_interleave a meta tensor without output_size")
+    else:
+        n = output_size
+    return meta.empty(x.shape[:dim] + (n,) + x.shape[dim + 1:], x.dtype)
+
+
+REPEAT = register("repeat", _repeat, _repeat_meta, "library", arg_names=_SELF)
+REPEAT_INTERLEAVE = register("repeat_interleave", _repeat_interleave, _repeat_interleave_meta,
+                             "library", arg_names=("self", "repeats"))
 
 
 def repeat(self: Tensor, *repeats: Any) -> Tensor:
@@ -78,15 +115,11 @@ def repeat(self: Tensor, *repeats: Any) -> Tensor:
     if len(reps) < len(shape):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
                            "dimensions of tensor")
-    padded = (1,) * (len(reps) - len(shape)) + shape
-    target = [r * s for r, s in zip(reps, padded)]
+    target = _repeated_shape(shape, reps)
     for size in target:
         if size < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
-    res = make(_repeat_forward(self._data, reps, shape), self.dtype, self.device)
-    if self._requires_grad:
-        record(REPEAT, (self,), {"repeats": reps, "shape": shape}, res)
-    return res
+    return dispatch(REPEAT, (self,), {"repeats": reps})
 
 
 def tile(input: Tensor, dims: Any) -> Tensor:
@@ -103,15 +136,14 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
                       output_size: int | None = None) -> Tensor:
     """torch.repeat_interleave: repeat each element ``repeats`` times (an int, or one count
     per element along ``dim``); without ``dim`` the input is flattened first. With a
-    single tensor of counts, returns the repeated indices. ``output_size`` is accepted for
-    torch's signature; the size is always computed."""
+    single tensor of counts, returns the repeated indices. ``output_size``: the size of
+    the result along ``dim`` (what meta tensors need for a tensor of counts)."""
     if repeats is None:
         if input._data.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         _check_counts(input)
-        idx = make(xp_of(input._data).arange(input._data.shape[0], dtype=input.dtype.np),
-                   input.dtype, input.device)
-        return repeat_interleave(idx, input, 0)
+        index = arange(input._data.shape[0], dtype=input.dtype, device=input.device)
+        return repeat_interleave(index, input, 0, output_size=output_size)
     if dim is None:
         input = reshape(input, (-1,))
         d = 0
@@ -121,7 +153,6 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
     else:
         d = wrap_dim(dim, input._data.ndim, "repeat_interleave")
     size = input._data.shape[d]
-    counts: Any
     if isinstance(repeats, Tensor):
         _check_counts(repeats)
         if repeats._data.ndim > 1:
@@ -130,17 +161,15 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
             raise RuntimeError("repeats must have the same size as input along dim, but got "
                                f"repeats.size(0) = {repeats._data.size} and input.size({d}) = "
                                f"{size}")
-        if repeats._data.size and int(repeats._data.min()) < 0:
-            raise RuntimeError("repeats can not be negative")
-        counts = repeats._data.reshape(-1)
     else:
-        counts = operator.index(repeats)
-        if counts < 0:
+        repeats = operator.index(repeats)
+        if repeats < 0:
             raise RuntimeError("Repeats must be non-negative")
-    res = make(_repeat_interleave_forward(input._data, counts, d), input.dtype, input.device)
-    if input._requires_grad:
-        record(REPEAT_INTERLEAVE, (input,), {"repeats": repeats, "dim": d}, res)
-    return res
+        if output_size is not None and output_size != size * repeats:
+            raise RuntimeError(f"repeat_interleave: Invalid output_size, expected "
+                               f"{size * repeats} but got {output_size}")
+    return dispatch(REPEAT_INTERLEAVE, (input, repeats),
+                    {"dim": d, "output_size": output_size})
 
 
 def _check_counts(counts: Tensor) -> None:
@@ -150,57 +179,22 @@ def _check_counts(counts: Tensor) -> None:
 
 # ----------------------------------------------------------------------------- flips, rolls
 
-def _flip_forward(x: Any, dims: tuple[int, ...]) -> Any:
+def _flip(x: Any, *, dims: tuple[int, ...]) -> Any:
     index: list[Any] = [slice(None)] * x.ndim
     for d in dims:
         index[d] = slice(None, None, -1)
     flipped = x[(*index, Ellipsis)]  # the Ellipsis keeps a 0-d result an array
-    if x.flags.c_contiguous and 1 not in x.shape:
-        return flipped.copy()  # torch keeps the layout, here plain row-major
-    out = restride(xp_of(x).empty(x.size, x.dtype), x.shape, _preserved_strides(x))
-    out[...] = flipped
-    return out
+    # laid out like ``x``, as torch's empty_like(x)
+    return laid_out(flipped, meta.like_strides(x.shape, element_strides(x)))
 
 
-def _preserved_strides(x: Any) -> list[int]:
-    """The byte strides of torch's ``empty_like(x)``: ``x``'s own when it is dense, else
-    dense strides in the order of ``x``'s (torch's ``infer_dense_strides``)."""
-    shape, strides, n = x.shape, x.strides, x.ndim
-    big = sorted((d for d in range(n) if shape[d] > 1), key=lambda d: strides[d])
-    need = x.itemsize
-    for d in big:
-        if strides[d] != need:
-            break
-        need *= shape[d]
-    else:
-        return list(strides)
-    perm = list(range(n - 1, -1, -1))
-    for i in range(1, n):
-        j = i
-        for k in range(i - 1, -1, -1):
-            a, b = perm[k], perm[j]
-            if strides[a] == 0 or strides[b] == 0:
-                continue
-            if strides[a] > strides[b] or (strides[a] == strides[b] and shape[a] > shape[b]):
-                perm[k], perm[j] = perm[j], perm[k]
-                j = k
-            elif strides[a] < strides[b]:
-                break
-    out = [0] * n
-    step = x.itemsize
-    for d in perm:
-        out[d] = step
-        if shape[d] > 1:
-            step *= shape[d]
-    return out
+def _roll(x: Any, *, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+    xp = xp_of(x)
+    return c_order(xp.roll(x, shifts, dims) if dims else xp.roll(x, shifts[0]))
 
 
-def _roll_forward(x: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
-    return c_order(np.roll(x, shifts, dims) if dims else np.roll(x, shifts[0]))
-
-
-FLIP = register("flip", _flip_forward, None, "library")
-ROLL = register("roll", _roll_forward, None, "library")
+FLIP = register("flip", _flip, lambda x, *, dims: meta.like(x), "library", arg_names=_SELF)
+ROLL = register("roll", _roll, _row_major, "library", arg_names=_SELF)
 
 
 def _dims_arg(args: tuple[Any, ...], dims: Any, op: str) -> tuple[int, ...]:
@@ -228,10 +222,7 @@ def flip(input: Tensor, *args: Any, dims: Any = None) -> Tensor:
         d = _unique_dims(_dims_arg(args, dims, "flip"), n, "flip")
     if n == 0:
         d = ()  # a 0-d tensor has dim 0 to name but nothing to reverse
-    res = make(_flip_forward(input._data, d), input.dtype, input.device)
-    if input._requires_grad:
-        record(FLIP, (input,), {"dims": d}, res)
-    return res
+    return dispatch(FLIP, (input,), {"dims": d})
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -259,10 +250,7 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift)}, "
                            f"dims:{len(dim)}")
     dim = tuple(wrap_dim(d, input._data.ndim, "roll") for d in dim)
-    res = make(_roll_forward(input._data, shift, dim), input.dtype, input.device)
-    if input._requires_grad:
-        record(ROLL, (input,), {"shifts": shift, "dims": dim}, res)
-    return res
+    return dispatch(ROLL, (input,), {"shifts": shift, "dims": dim})
 
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -284,13 +272,17 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         return flip(input, (d0, d1))
     if k == 3:
         return transpose(flip(input, (d0,)), d0, d1)
-    return clone(input)
+    # torch's clone(memory_format=contiguous_format); a contiguous input's plain clone is
+    # that already (the row-major clone primitive hands a contiguous array back uncopied)
+    if input.is_contiguous():
+        return clone(input)
+    return clone(input, memory_format=contiguous_format)
 
 
 # ----------------------------------------------------------------------------- triangles, diagonals
 
 def _triangle(upper: bool) -> Callable[..., Any]:
-    def forward(x: Any, diagonal: int) -> Any:
+    def forward(x: Any, *, diagonal: int) -> Any:
         rows, cols = x.shape[-2:]
         xp = xp_of(x)
         if upper:
@@ -302,29 +294,34 @@ def _triangle(upper: bool) -> Callable[..., Any]:
     return forward
 
 
-def _diag_embed_forward(x: Any, offset: int, dim1: int, dim2: int) -> Any:
-    n = x.shape[-1] + abs(offset) if x.ndim else 1
-    batch = iter(x.shape[:-1])
-    shape = [n if i in (dim1, dim2) else next(batch) for i in range(x.ndim + 1)]
-    out = xp_of(x).zeros(shape, x.dtype)
+def _diag_embed_shape(shape: tuple[int, ...], offset: int, dim1: int, dim2: int
+                      ) -> list[int]:
+    n = shape[-1] + abs(offset) if shape else 1
+    batch = iter(shape[:-1])
+    return [n if i in (dim1, dim2) else next(batch) for i in range(len(shape) + 1)]
+
+
+def _diag_embed(x: Any, *, offset: int, dim1: int, dim2: int) -> Any:
+    out = xp_of(x).zeros(_diag_embed_shape(x.shape, offset, dim1, dim2), x.dtype)
     diagonal_array(out, offset, dim1, dim2)[...] = x
     return out
 
 
-TRIL = register("tril", _triangle(False), None, "library")
-TRIU = register("triu", _triangle(True), None, "library")
-DIAG_EMBED = register("diag_embed", _diag_embed_forward, None, "library")
+def _diag_embed_meta(x: MetaArray, *, offset: int, dim1: int, dim2: int) -> MetaArray:
+    return meta.empty(_diag_embed_shape(x.shape, offset, dim1, dim2), x.dtype)
 
 
-def _triangle_fn(op_: Any, name: str) -> Callable[..., Tensor]:
+TRIL = register("tril", _triangle(False), _row_major, "library", arg_names=_SELF)
+TRIU = register("triu", _triangle(True), _row_major, "library", arg_names=_SELF)
+DIAG_EMBED = register("diag_embed", _diag_embed, _diag_embed_meta, "library", arg_names=_SELF)
+
+
+def _triangle_fn(op: Op, name: str) -> Callable[..., Tensor]:
     def fn(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
         if input._data.ndim < 2:
             raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-        diagonal = operator.index(diagonal)
-        res = make(op_.forward(input._data, diagonal), input.dtype, input.device)
-        if input._requires_grad:
-            record(op_, (input,), {"diagonal": diagonal}, res)
-        return res if out is None else _same_dtype_out(out, res)
+        res = dispatch(op, (input,), {"diagonal": operator.index(diagonal)})
+        return res if out is None else _same_dtype_out(name, out, res)
 
     fn.__name__ = fn.__qualname__ = name
     side = "on and above" if name == "triu" else "on and below"
@@ -344,10 +341,8 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     d1, d2 = wrap_dim(dim1, n, "diag_embed"), wrap_dim(dim2, n, "diag_embed")
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    res = make(_diag_embed_forward(input._data, offset, d1, d2), input.dtype, input.device)
-    if input._requires_grad:
-        record(DIAG_EMBED, (input,), {"offset": offset, "dim1": d1, "dim2": d2}, res)
-    return res
+    return dispatch(DIAG_EMBED, (input,),
+                    {"offset": operator.index(offset), "dim1": d1, "dim2": d2})
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -360,7 +355,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
         res = clone(diagonal_view(input, diagonal))
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
-    return res if out is None else _same_dtype_out(out, res)
+    return res if out is None else _same_dtype_out("diag", out, res)
 
 
 FUNCTIONS: list[str] = [

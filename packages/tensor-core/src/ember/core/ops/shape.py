@@ -1,19 +1,23 @@
 """Views and reshapes: ``view``, ``reshape``, ``flatten``, ``squeeze``, ``expand``...
 
-Where PyTorch returns a view these return one: ``make_view`` over the input's storage,
-with the strides PyTorch reports, so in-place writes through it change the base. Where
-PyTorch copies (``reshape`` of incompatible strides, ``ravel`` of a non-contiguous
-tensor), so do these. Dim permutations live in ``transposing``, views of part of a
-tensor (``narrow``, ``diagonal``...) in ``strided``.
+Where torch returns a view these return one: a view primitive, whose forward returns a
+numpy (or cupy) view of its operand's array with the strides torch reports and whose
+meta rule gives those strides and the byte offset, so in-place writes through it change
+the base. Where torch copies (``reshape`` of incompatible strides, ``ravel`` of a
+non-contiguous tensor), so do these. Dim permutations live in ``transposing``, views of
+part of a tensor (``narrow``, ``diagonal``...) in ``strided``.
 
-Primitives and the ``params`` they record (the forward's keyword arguments, plus
-``shape``, the input's shape, where a VJP needs it):
+Primitives (operand ``self``) and their params:
 
-    view, reshape   size (the output's), shape      reshape is the copying case
-    squeeze         dims (the dims removed, ascending)
+    view            size (the output's)
+    reshape         size                the copying case of ``reshape``: row-major
+    view_dtype      dtype               not differentiable
+    squeeze         dims (the size-1 dims removed, ascending)
     unsqueeze       dim
-    expand          size (the output's), shape
-    view_dtype      dtype (not differentiable: never recorded)
+    expand          size (the output's); read-only where elements repeat
+    squeeze_, unsqueeze_                the in-place forms: ``self`` takes the view's shape
+                                        and strides (not differentiable themselves: in a
+                                        graph ``self`` takes the view's history)
 """
 
 from __future__ import annotations
@@ -22,32 +26,147 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import dtypes as _dt
-from ..dispatch import grad_mode, hooks, register
+from .. import meta
+from ..dispatch import Op, dispatch, register
 from ..dtypes import scalar_type_name
-from ..tensor import Size, Tensor, bump_version, make, make_view, wrap_dim
-from .conversion import clone, contiguous
-from .geometry import infer_size, int_tuple, plain_sizes, restride, view_strides
-from .operands import broadcast_shape, record
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..meta import MetaArray
+from ..tensor import Size, Tensor, wrap_dim
+from .conversion import contiguous
+from .copying import COPY_, overlapping
+from .geometry import (
+    expanded_strides,
+    infer_size,
+    int_tuple,
+    plain_size,
+    refuse_writes,
+    restride,
+    unsqueezed,
+    view_strides,
+)
+from .inplace import in_graph
+from .operands import broadcast_shape
+
+Params = dict[str, Any]
 
 
-def _reshape_forward(x: Any, size: tuple[int, ...], shape: tuple[int, ...]) -> Any:
-    return x.reshape(size)
+# ----------------------------------------------------------------------------- primitives
+
+def _view(x: Any, *, size: tuple[int, ...]) -> Any:
+    """``x`` seen with ``size`` (one entry may be -1), or torch's error where the strides
+    cannot express it."""
+    if 1 not in size and 0 not in size:
+        # with no size-1 or empty dim, a view's strides are forced by the memory: numpy's
+        # are torch's whenever numpy finds one (it copies where none exists)
+        try:
+            out = x.reshape(size)
+        except ValueError:
+            infer_size(size, x.size)  # torch's error for a size that does not fit
+            raise
+        owner = x.base
+        if out.base is (x if owner is None else owner) and (
+                -1 not in size or (1 not in out.shape and 0 not in out.shape)):
+            return out
+    if x.flags.c_contiguous:
+        st = x.strides
+        # numpy's reshape gives torch's strides, but for a trailing size-1 dim with an odd
+        # stride, which changes torch's answer
+        if not st or st[-1] == x.itemsize:
+            try:
+                return x.reshape(size)
+            except ValueError:
+                infer_size(size, x.size)
+                raise
+    target = infer_size(size, x.size)
+    return restride(x, target, _view_strides_or_raise(x, target))
 
 
-def _expand_forward(x: Any, size: tuple[int, ...], shape: tuple[int, ...]) -> Any:
-    return np.broadcast_to(x, size)
+def _view_strides_or_raise(x: Any, target: tuple[int, ...]) -> tuple[int, ...]:
+    strides = view_strides(x.shape, x.strides, target, x.itemsize)
+    if strides is None:
+        item = x.itemsize
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one "
+            f"dimension spans across two contiguous subspaces): view of shape {list(x.shape)} "
+            f"with stride {[s // item for s in x.strides]} as {list(target)}. Use "
+            ".reshape(...) instead.")
+    return strides
 
 
-VIEW = register("view", _reshape_forward, None, "view")
-RESHAPE = register("reshape", _reshape_forward, None, "library")
-VIEW_DTYPE = register("view_dtype", lambda x, dtype: x.view(dtype.np), None, "view",
-                      differentiable=False)
-SQUEEZE = register("squeeze", lambda x, dims: x.squeeze(dims), None, "view")
-UNSQUEEZE = register("unsqueeze", lambda x, dim: np.expand_dims(x, dim), None, "view")
-EXPAND = register("expand", _expand_forward, None, "view")
+def _view_meta(x: MetaArray, *, size: tuple[int, ...]) -> MetaArray:
+    target = infer_size(size, x.size)
+    return MetaArray(target, x.dtype, _view_strides_or_raise(x, target), x.offset)
+
+
+def _reshape(x: Any, *, size: tuple[int, ...]) -> Any:
+    return x.copy().reshape(size)
+
+
+def _reshape_meta(x: MetaArray, *, size: tuple[int, ...]) -> MetaArray:
+    return meta.empty(size, x.dtype)
+
+
+def _view_dtype(x: Any, *, dtype: _dt.dtype) -> Any:
+    return x.view(dtype.np)
+
+
+def _view_dtype_meta(x: MetaArray, *, dtype: _dt.dtype) -> MetaArray:
+    # byte strides stay; the last dim counts elements of the new size
+    item = dtype.itemsize
+    if not x.shape or item == x.itemsize:
+        return MetaArray(x.shape, dtype.np, x.strides, x.offset)
+    shape = x.shape[:-1] + (x.shape[-1] * x.itemsize // item,)
+    return MetaArray(shape, dtype.np, x.strides[:-1] + (item,), x.offset)
+
+
+def _squeeze(x: Any, *, dims: tuple[int, ...]) -> Any:
+    return x.squeeze(dims) if dims else x.view()
+
+
+def _squeeze_meta(x: MetaArray, *, dims: tuple[int, ...]) -> MetaArray:
+    keep = [i for i in range(x.ndim) if i not in dims]
+    return MetaArray([x.shape[i] for i in keep], x.dtype, [x.strides[i] for i in keep], x.offset)
+
+
+def _unsqueeze(x: Any, *, dim: int) -> Any:
+    shape, strides = unsqueezed(x.shape, x.strides, dim, x.itemsize)
+    if x.flags.c_contiguous:
+        arr = x.reshape(shape)
+        if arr.strides == strides:
+            return arr
+    return restride(x, shape, strides)
+
+
+def _unsqueeze_meta(x: MetaArray, *, dim: int) -> MetaArray:
+    shape, strides = unsqueezed(x.shape, x.strides, dim, x.itemsize)
+    return MetaArray(shape, x.dtype, strides, x.offset)
+
+
+def _expand(x: Any, *, size: tuple[int, ...]) -> Any:
+    if size == x.shape:
+        return x.view()
+    arr = restride(x, size, expanded_strides(x.shape, x.strides, size))
+    return refuse_writes(arr) if overlapping(arr) else arr
+
+
+def _expand_meta(x: MetaArray, *, size: tuple[int, ...]) -> MetaArray:
+    return MetaArray(size, x.dtype, expanded_strides(x.shape, x.strides, size), x.offset)
+
+
+_SELF = ("self",)
+VIEW = register("view", _view, _view_meta, "view", view=True, arg_names=_SELF)
+RESHAPE = register("reshape", _reshape, _reshape_meta, "library", arg_names=_SELF)
+VIEW_DTYPE = register("view_dtype", _view_dtype, _view_dtype_meta, "view", differentiable=False,
+                      view=True, arg_names=_SELF)
+SQUEEZE = register("squeeze", _squeeze, _squeeze_meta, "view", view=True, arg_names=_SELF)
+UNSQUEEZE = register("unsqueeze", _unsqueeze, _unsqueeze_meta, "view", view=True,
+                     arg_names=_SELF)
+EXPAND = register("expand", _expand, _expand_meta, "view", view=True, arg_names=_SELF)
+SQUEEZE_ = register("squeeze_", _squeeze, _squeeze_meta, "view", differentiable=False,
+                    mutates=True, functional=SQUEEZE, arg_names=_SELF)
+UNSQUEEZE_ = register("unsqueeze_", _unsqueeze, _unsqueeze_meta, "view", differentiable=False,
+                      mutates=True, functional=UNSQUEEZE, arg_names=_SELF)
 
 
 # ----------------------------------------------------------------------------- view, reshape
@@ -55,42 +174,32 @@ EXPAND = register("expand", _expand_forward, None, "view")
 def view(self: Tensor, *shape: Any, size: Any = None, dtype: Any = None) -> Tensor:
     """Tensor.view(*shape) or view(dtype): the same storage seen with another shape or
     dtype. RuntimeError when the strides cannot express the shape (use ``reshape``)."""
-    data = self._data
-    if size is None and dtype is None and data.flags.c_contiguous:
-        st = data.strides
-        # A trailing size-1 dim with an odd stride changes torch's answer; rare, slow path.
-        if not st or st[-1] == data.itemsize:
-            try:
-                arr = data.reshape(*shape)
-            except (TypeError, ValueError):
-                arr = None
-            # numpy takes any negative size for -1; a shape that already holds -1 holds no other.
-            if arr is not None and (arr.shape == shape or -1 in shape or plain_sizes(shape)):
-                out = make_view(self, arr)
-                if self._requires_grad:
-                    record(VIEW, (self,), {"size": arr.shape, "shape": data.shape}, out)
-                return out
+    if engaged.count and overriding():
+        return handle(view, _VIEW_SPEC, (self, *shape),
+                      {"size": size, "dtype": dtype})
+    if size is None and dtype is None:
+        # plain ints (one may be -1): the primitive infers and checks the size itself
+        for s in shape:
+            if s.__class__ is not int or s < -1:
+                break
+        else:
+            if shape:
+                return VIEW.door((self,), {"size": shape})
     if dtype is not None or (len(shape) == 1 and isinstance(shape[0], _dt.dtype)):
-        return _view_dtype(self, dtype if dtype is not None else shape[0])
+        return _to_dtype_view(self, dtype if dtype is not None else shape[0])
     if size is not None:
         shape = (size,)
     if not shape:
         raise TypeError("view() received an invalid combination of arguments - got (), but "
                         "expected one of: (torch.dtype dtype) or (tuple of ints size)")
-    target = infer_size(int_tuple(shape, "view"), data.size)
-    strides = view_strides(data.shape, data.strides, target, data.itemsize)
-    if strides is None:
-        raise RuntimeError(
-            f"view size is not compatible with input tensor's size and stride (at least one "
-            f"dimension spans across two contiguous subspaces): view of shape {list(data.shape)} "
-            f"with stride {list(self.stride())} as {list(target)}. Use .reshape(...) instead.")
-    out = make_view(self, restride(data, target, strides))
-    if self._requires_grad:
-        record(VIEW, (self,), {"size": target, "shape": data.shape}, out)
-    return out
+    return dispatch(VIEW, (self,), {"size": infer_size(int_tuple(shape, "view"),
+                                                       self._data.size)})
 
 
-def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
+_VIEW_SPEC = spec_of(checks_itself(view))
+
+
+def _to_dtype_view(self: Tensor, dtype: Any) -> Tensor:
     dt = _dt.to_dtype(dtype)
     old, new = self.dtype.itemsize, dt.itemsize
     data = self._data
@@ -113,9 +222,7 @@ def _view_dtype(self: Tensor, dtype: Any) -> Tensor:
                 if s % ratio:
                     raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, "
                                        f"but got {s}")
-    out = make_view(self, data.view(dt.np))
-    out.dtype = dt
-    return out
+    return dispatch(VIEW_DTYPE, (self,), {"dtype": dt})
 
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
@@ -124,32 +231,26 @@ def view_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def reshape(input: Tensor, *shape_args: Any, shape: Any = None) -> Tensor:
-    """torch.reshape(input, shape): a view when the strides allow one, else a copy."""
+    """torch.reshape(input, shape): a view when the strides allow one, else a row-major
+    copy."""
+    if engaged.count and overriding():
+        return handle(reshape, _RESHAPE_SPEC, (input, *shape_args),
+                      {"shape": shape})
     data = input._data
-    if shape is None and data.flags.c_contiguous:
-        st = data.strides
-        if not st or st[-1] == data.itemsize:
-            try:
-                arr = data.reshape(*shape_args)
-            except (TypeError, ValueError):
-                arr = None
-            if arr is not None and (arr.shape == shape_args or -1 in shape_args
-                                    or plain_sizes(shape_args)):
-                out = make_view(input, arr)
-                if input._requires_grad:
-                    record(VIEW, (input,), {"size": arr.shape, "shape": data.shape}, out)
-                return out
-    if shape is not None:
+    if shape is None:
+        size = shape_args[0] if len(shape_args) == 1 and shape_args[0].__class__ is tuple \
+            else shape_args
+        if data.flags.c_contiguous and plain_size(size, data.size):
+            return VIEW.door((input,), {"size": size})
+    else:
         shape_args = (shape,)
     target = infer_size(int_tuple(shape_args, "reshape", "shape"), data.size)
-    strides = view_strides(data.shape, data.strides, target, data.itemsize)
-    if strides is not None:
-        op, out = VIEW, make_view(input, restride(data, target, strides))
-    else:
-        op, out = RESHAPE, make(data.copy().reshape(target), input.dtype, input.device)
-    if input._requires_grad:
-        record(op, (input,), {"size": target, "shape": data.shape}, out)
-    return out
+    viewable = view_strides(data.shape, data.strides, target, data.itemsize) is not None
+    return dispatch(VIEW if viewable else RESHAPE,
+                    (input,), {"size": target})
+
+
+_RESHAPE_SPEC = spec_of(checks_itself(reshape))
 
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
@@ -201,13 +302,11 @@ def ravel(input: Tensor) -> Tensor:
 
 # ----------------------------------------------------------------------------- squeeze
 
-def squeeze(input: Tensor, dim: Any = None) -> Tensor:
-    """torch.squeeze: drop size-1 dims (all of them, or those among ``dim``); a view."""
-    data = input._data
-    shape = data.shape
+def _squeeze_params(input: Tensor, dim: Any = None) -> Params:
+    shape = input._data.shape
     n = len(shape)
     if dim is None:
-        axes = tuple(i for i, s in enumerate(shape) if s == 1)
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
     elif isinstance(dim, (tuple, list)):
         seen: set[int] = set()
         for d in dim:
@@ -215,34 +314,29 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
             if w in seen:
                 raise RuntimeError(f"squeeze: dim {w} appears multiple times in the list of dims")
             seen.add(w)
-        axes = tuple(sorted(d for d in seen if n and shape[d] == 1))
+        dims = tuple(sorted(d for d in seen if n and shape[d] == 1))
     else:
         d = wrap_dim(operator.index(dim), n, "squeeze")
-        axes = (d,) if n and shape[d] == 1 else ()
-    out = make_view(input, data.squeeze(axes) if axes else data)
-    if input._requires_grad:
-        record(SQUEEZE, (input,), {"dims": axes}, out)
-    return out
+        dims = (d,) if n and shape[d] == 1 else ()
+    return {"dims": dims}
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """torch.squeeze: drop size-1 dims (all of them, or those among ``dim``); a view."""
+    return dispatch(SQUEEZE, (input,), _squeeze_params(input, dim))
+
+
+def _unsqueeze_params(input: Tensor, dim: int) -> Params:
+    n = input._data.ndim
+    if not -n - 1 <= dim <= n:
+        wrap_dim(dim, n + 1, "unsqueeze")
+    return {"dim": dim + n + 1 if dim < 0 else dim}
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """torch.unsqueeze: a view with a size-1 dim inserted at ``dim``."""
-    data = input._data
-    n = data.ndim
-    if not -n - 1 <= dim <= n:
-        wrap_dim(dim, n + 1, "unsqueeze")
-    if dim < 0:
-        dim += n + 1
-    shape, st = data.shape, data.strides
-    new_shape = shape[:dim] + (1,) + shape[dim:]
-    strides = st[:dim] + ((st[dim] * shape[dim]) if dim < n else data.itemsize,) + st[dim:]
-    arr = data.reshape(new_shape) if data.flags.c_contiguous else None
-    if arr is None or arr.strides != strides:
-        arr = restride(data, new_shape, strides)
-    out = make_view(input, arr)
-    if input._requires_grad:
-        record(UNSQUEEZE, (input,), {"dim": dim}, out)
-    return out
+    return dispatch(UNSQUEEZE, (input,),
+                    _unsqueeze_params(input, dim))
 
 
 # ----------------------------------------------------------------------------- expand
@@ -253,17 +347,14 @@ def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
     if not sizes and size is None:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     target = int_tuple(sizes if size is None else (size,), "expand")
-    data = self._data
-    shape, st = data.shape, data.strides
+    shape = self._data.shape
     n, m = len(shape), len(target)
     if m < n:
         raise RuntimeError(f"expand({self.dtype}{{{list(shape)}}}, size={list(target)}): the "
                            f"number of sizes provided ({m}) must be greater or equal to the number "
                            f"of dimensions in the tensor ({n})")
     lead = m - n
-    out_shape = list(target)
-    strides = [0] * lead + list(st)
-    overlap = False
+    out = list(target)
     # Only new leading dims (the common ``expand(B, *x.shape)``): no existing dim to check.
     for i in range(m if target[lead:] != shape else lead):
         want = target[i]
@@ -274,32 +365,13 @@ def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
             if i < lead:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
                                    f"leading, non-existing dimension {i}")
-            out_shape[i] = s
-            continue
-        if s != 1 or want < 0:
+            out[i] = s
+        elif s != 1 or want < 0:
             raise RuntimeError(
                 f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: "
                 f"{list(shape)}")
-        strides[i] = 0
-        overlap = overlap or want > 1
-    if n:
-        # A new leading dim of size 1 strides over the dims after it, as in torch.
-        for i in range(lead - 1, -1, -1):
-            if out_shape[i] == 1:
-                strides[i] = out_shape[i + 1] * strides[i + 1]
-    if m == n and tuple(out_shape) == shape:
-        arr = data
-    else:
-        arr = restride(data, out_shape, strides)
-        if overlap and arr.__class__ is np.ndarray:
-            # Read-only, as numpy's broadcasts are: in-place writes then refuse, as torch's
-            # do where elements share memory. (CuPy has no read-only arrays.)
-            arr.flags.writeable = False
-    out = make_view(self, arr)
-    if self._requires_grad:
-        record(EXPAND, (self,), {"size": tuple(out_shape), "shape": shape}, out)
-    return out
+    return dispatch(EXPAND, (self,), {"size": tuple(out)})
 
 
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
@@ -379,25 +451,44 @@ atleast_3d = _atleast(3)
 
 # ----------------------------------------------------------------------------- in-place forms
 
-def metadata_inplace(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
-    """``squeeze_``, ``t_``...: ``self`` takes the view's shape and strides (same storage).
+_WRITEBACK = {"writeback": True}
 
-    In a graph the op is recorded on a clone and autograd's in-place hook rebases ``self``
-    onto the result, exactly as for ``add_``, so tensors the graph saved stay valid.
+
+def _check_rebasable(self: Tensor) -> None:
+    """autograd's refusals of an in-place op, checked before ``self`` changes shape (it
+    takes the view's history only after)."""
+    if self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = self._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def metadata_inplace(op_: Op, params_of: Callable[..., Params], name: str
+                     ) -> Callable[..., Tensor]:
+    """``squeeze_``, ``t_``...: ``self`` takes the shape and strides of the view
+    ``op_.functional`` gives with the params ``params_of(self, *args)`` (same storage).
+
+    In a graph the view is recorded first and then written back into ``self`` with
+    ``copy_``, through which autograd gives ``self`` the view's history, as for ``add_``.
     """
+    view_op = op_.functional
+    if view_op is None:
+        raise ValueError(f"{op_.name}: an in-place view op needs its view op as functional")
 
     def method(self: Tensor, *args: Any) -> Tensor:
-        arr = fn(self.detach(), *args)._data
-        if self._requires_grad and hooks.record is not None and grad_mode.enabled:
-            result = fn(clone(self), *args)
-            if hooks.inplace is not None:
-                hooks.inplace(self, result, name)
-        self._data = arr
-        bump_version(self)
-        return self
+        params = params_of(self, *args)
+        if not in_graph(self, ()):
+            return dispatch(op_, (self,), params)
+        _check_rebasable(self)
+        value = dispatch(view_op, (self,), params)
+        dispatch(op_, (self,), params)
+        return dispatch(COPY_, (self, value), _WRITEBACK)
 
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place form of ``{fn.__name__}``: changes ``self``'s shape and strides."
+    method.__doc__ = f"In-place ``{view_op.name}``: changes ``self``'s shape and strides."
     return method
 
 
@@ -411,6 +502,6 @@ METHODS: dict[str, Any] = {
     "flatten": flatten, "unflatten": unflatten, "ravel": ravel, "squeeze": squeeze,
     "unsqueeze": unsqueeze, "expand": expand, "expand_as": expand_as,
     "broadcast_to": broadcast_to,
-    "squeeze_": metadata_inplace(squeeze, "squeeze_"),
-    "unsqueeze_": metadata_inplace(unsqueeze, "unsqueeze_"),
+    "squeeze_": metadata_inplace(SQUEEZE_, _squeeze_params, "squeeze_"),
+    "unsqueeze_": metadata_inplace(UNSQUEEZE_, _unsqueeze_params, "unsqueeze_"),
 }

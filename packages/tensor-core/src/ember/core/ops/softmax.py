@@ -1,5 +1,9 @@
 """softmax and log_softmax along one dim, computed stably (the max subtracted first);
-float16/bfloat16 compute in float32 and round once, as torch's CPU kernels do."""
+float16/bfloat16 compute in float32 and round once, as torch's CPU kernels do.
+
+Primitives ``softmax`` and ``log_softmax`` (operand the input, params ``dim``): the result
+has the input's shape and dtype and is row-major whatever the input's layout, as torch's.
+"""
 
 from __future__ import annotations
 
@@ -8,32 +12,45 @@ from typing import Any
 
 import numpy as np
 
-from ..dispatch import Op, register
+from .. import dtypes as _dt
+from .. import meta
+from ..dispatch import Op, dispatch, register
 from ..tensor import Tensor, wrap_dim
-from .conversion import to
-from .operands import check_operand, not_implemented, upcast, wrap
+from .conversion import cast
+from .operands import check_operand, not_implemented, upcast
+
+
+def _rows(x: Any, dim: int) -> tuple[Any, int]:
+    """``x`` in its computation dtype, with the one dim torch gives a 0-d tensor."""
+    (z,) = upcast(x)
+    return (z.reshape(1), 0) if z.ndim == 0 else (z, dim)
 
 
 def _softmax(x: Any, *, dim: int) -> Any:
     if x.size == 0:
         return x.copy()
-    (z,) = upcast(x)
-    e = np.exp(z - z.max(axis=dim, keepdims=True))
-    e /= e.sum(axis=dim, keepdims=True)
-    return e
+    z, axis = _rows(x, dim)
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)
+    return e.reshape(x.shape).astype(x.dtype, order="C", copy=False)
 
 
 def _log_softmax(x: Any, *, dim: int) -> Any:
     if x.size == 0:
         return x.copy()
-    (z,) = upcast(x)
-    with np.errstate(invalid="ignore"):
-        shifted = z - z.max(axis=dim, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    z, axis = _rows(x, dim)
+    with np.errstate(invalid="ignore"):  # rows of -inf give nan, as in torch
+        shifted = z - z.max(axis=axis, keepdims=True)
+    r = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return r.reshape(x.shape).astype(x.dtype, order="C", copy=False)
 
 
-SOFTMAX = register("softmax", _softmax, None, "reduction")
-LOG_SOFTMAX = register("log_softmax", _log_softmax, None, "reduction")
+def _rule(x: Any, *, dim: int) -> Any:
+    return meta.empty(x.shape, x.dtype)
+
+
+SOFTMAX = register("softmax", _softmax, _rule, "reduction", arg_names=("self",))
+LOG_SOFTMAX = register("log_softmax", _log_softmax, _rule, "reduction", arg_names=("self",))
 
 
 def _softmax_like(op: Op, input: Tensor, dim: Any, dtype: Any) -> Tensor:
@@ -45,17 +62,12 @@ def _softmax_like(op: Op, input: Tensor, dim: Any, dtype: Any) -> Tensor:
         raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
                         f"{type(dim).__name__}") from None
     if dtype is not None:
-        input = to(input, dtype=dtype)
-    dt = input.dtype
-    x = input._data
-    axis = wrap_dim(dim, x.ndim, name)
-    if dt.category != 2 and x.size:
-        raise not_implemented(f"{name}_kernel_impl", dt)
-    if x.ndim == 0:
-        x = x.reshape(1)
-    with np.errstate(invalid="ignore"):
-        r = op.forward(x, dim=axis).reshape(input._data.shape)
-    return wrap(op, r, dt, input.device, (input,), {"dim": axis}, input._requires_grad)
+        input = cast(input, _dt.to_dtype(dtype))
+    data = input._data
+    axis = wrap_dim(dim, data.ndim, name)
+    if input.dtype.category != 2 and data.size:
+        raise not_implemented(f"{name}_kernel_impl", input.dtype)
+    return dispatch(op, (input,), {"dim": axis})  # type: ignore[no-any-return]
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:

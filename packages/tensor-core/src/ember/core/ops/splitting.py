@@ -1,12 +1,12 @@
 """Splitting: ``split``, ``tensor_split``, ``chunk``, ``unbind``, ``hsplit``, ``vsplit``...
 
 Every piece is a view of the input (as in torch): in-place writes through it change
-the base.
+the base. The primitives return a tuple of views.
 
-Primitives and the ``params`` they record:
+Primitives (operand ``self``) and their params:
 
-    split               dim, sizes (outputs: the tuple of views)
-    unbind              dim (outputs: the tuple of views)
+    split               dim, sizes (each piece's size along dim)
+    unbind              dim
 """
 
 from __future__ import annotations
@@ -16,16 +16,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import dtypes as _dt
-from .. import meta
-from ..dispatch import register
+from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
-from ..tensor import Tensor, make_view, wrap_dim
+from ..meta import MetaArray
+from ..tensor import Tensor, wrap_dim
 from .geometry import int_tuple
-from .operands import record
 from .strided import narrow
 
 
-def _split_forward(x: Any, dim: int, sizes: Sequence[int]) -> tuple[Any, ...]:
+def _split(x: Any, *, dim: int, sizes: Sequence[int]) -> tuple[Any, ...]:
     lead = (slice(None),) * dim
     out = []
     start = 0
@@ -35,11 +34,17 @@ def _split_forward(x: Any, dim: int, sizes: Sequence[int]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _split_meta(x: meta.Spec, dim: int, sizes: Sequence[int]) -> tuple[meta.Spec, ...]:
-    return tuple(meta.Spec(x.shape[:dim] + (s,) + x.shape[dim + 1:], x.dtype) for s in sizes)
+def _split_meta(x: MetaArray, *, dim: int, sizes: Sequence[int]) -> tuple[MetaArray, ...]:
+    out = []
+    start = 0
+    for s in sizes:
+        out.append(MetaArray(x.shape[:dim] + (s,) + x.shape[dim + 1:], x.dtype, x.strides,
+                             x.offset + start * x.strides[dim]))
+        start += s
+    return tuple(out)
 
 
-def _unbind_forward(x: Any, dim: int) -> tuple[Any, ...]:
+def _unbind(x: Any, *, dim: int) -> tuple[Any, ...]:
     if dim == 0 and x.ndim > 1:
         return tuple(x)
     lead = (slice(None),) * dim
@@ -47,19 +52,19 @@ def _unbind_forward(x: Any, dim: int) -> tuple[Any, ...]:
     return tuple(x[lead + (i, Ellipsis)] for i in range(x.shape[dim]))
 
 
-def _unbind_meta(x: meta.Spec, dim: int) -> tuple[meta.Spec, ...]:
-    part = meta.Spec(x.shape[:dim] + x.shape[dim + 1:], x.dtype)
-    return (part,) * x.shape[dim]
+def _unbind_meta(x: MetaArray, *, dim: int) -> tuple[MetaArray, ...]:
+    shape, strides = x.shape[:dim] + x.shape[dim + 1:], x.strides[:dim] + x.strides[dim + 1:]
+    step = x.strides[dim]
+    return tuple(MetaArray(shape, x.dtype, strides, x.offset + i * step)
+                 for i in range(x.shape[dim]))
 
-SPLIT = register("split", _split_forward, _split_meta, "view")
-UNBIND = register("unbind", _unbind_forward, _unbind_meta, "view")
+
+SPLIT = register("split", _split, _split_meta, "view", view=True, arg_names=("self",))
+UNBIND = register("unbind", _unbind, _unbind_meta, "view", view=True, arg_names=("self",))
 
 
-def _split_views(input: Tensor, d: int, sizes: list[int]) -> tuple[Tensor, ...]:
-    outs = tuple(make_view(input, a) for a in _split_forward(input._data, d, sizes))
-    if input._requires_grad:
-        record(SPLIT, (input,), {"dim": d, "sizes": sizes}, outs)
-    return outs
+def _split_views(input: Tensor, d: int, sizes: Sequence[int]) -> tuple[Tensor, ...]:
+    return dispatch(SPLIT, (input,), {"dim": d, "sizes": tuple(sizes)})
 
 
 def _split_dim(input: Tensor, dim: int, op: str) -> tuple[int, int]:
@@ -151,11 +156,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     n = input._data.ndim
     if n == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    d = wrap_dim(dim, n, "unbind")
-    outs = tuple(make_view(input, a) for a in _unbind_forward(input._data, d))
-    if input._requires_grad:
-        record(UNBIND, (input,), {"dim": d}, outs)
-    return outs
+    return dispatch(UNBIND, (input,), {"dim": wrap_dim(dim, n, "unbind")})
 
 
 def _directional_split(name: str, dim_of: Callable[[int], int], min_dims: int, where: str

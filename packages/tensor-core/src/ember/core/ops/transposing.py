@@ -1,31 +1,60 @@
 """Dim permutations: ``permute``, ``transpose``, ``t``, ``movedim``, ``T``, ``mT``, ``H``...
 
-All are views with the dims reordered (``make_view`` over the input's storage); only
-``H``, ``mH`` and ``adjoint`` of complex tensors copy, to conjugate.
+All are views with the dims reordered; only ``H``, ``mH`` and ``adjoint`` of complex
+tensors copy, to conjugate.
 
-Primitives and the ``params`` they record:
+Primitives (operand ``self``) and their params:
 
-    permute         dims (the permutation; transpose, t, mT and movedim record this)
+    permute         dims (the permutation; transpose, t, mT and movedim dispatch it too)
+    permute_        dims: the in-place form (``t_``, ``transpose_``...), see shape.py
     conj_physical   none (the conjugation in ``H``, ``mH`` and ``adjoint`` of complex tensors)
 """
 
 from __future__ import annotations
 
-import operator
 import warnings
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
-from ..dispatch import register
-from ..tensor import Tensor, make, make_view, wrap_dim
+from .. import meta
+from ..dispatch import dispatch, register
+from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
+from ..meta import MetaArray
+from ..tensor import Tensor, wrap_dim
 from .geometry import int_tuple
-from .operands import record
-from .shape import metadata_inplace
+from .shape import Params, metadata_inplace
 
-PERMUTE = register("permute", lambda x, dims: x.transpose(dims), None, "view")
-CONJ_PHYSICAL = register("conj_physical", np.conjugate, None, "elementwise")
+
+def _permute(x: Any, *, dims: tuple[int, ...]) -> Any:
+    return x.transpose(dims)
+
+
+def _permute_meta(x: MetaArray, *, dims: tuple[int, ...]) -> MetaArray:
+    return MetaArray([x.shape[d] for d in dims], x.dtype, [x.strides[d] for d in dims], x.offset)
+
+
+PERMUTE = register("permute", _permute, _permute_meta, "view", view=True, arg_names=("self",))
+PERMUTE_ = register("permute_", _permute, _permute_meta, "view", differentiable=False,
+                    mutates=True, functional=PERMUTE, arg_names=("self",))
+CONJ_PHYSICAL = register("conj_physical", np.conjugate, meta.elementwise("promote"),
+                         "elementwise", arg_names=("self",))
+
+_IDENTITY = [{"dims": tuple(range(n))} for n in range(2)]
+_SWAP_2D = {"dims": (1, 0)}
+
+
+def _permutation(dims: Any, n: int) -> Params:
+    """The params of ``permute(dims)``, with torch's errors."""
+    dims = int_tuple((dims,), "permute", "dims")
+    if len(dims) != n:
+        raise RuntimeError(f"permute(): number of dims don't match in permute: input.dim() = {n} "
+                           f"is not equal to len(dims) = {len(dims)}")
+    wrapped = tuple(wrap_dim(d, n, "permute") for d in dims)
+    if len(set(wrapped)) != n:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+    return {"dims": wrapped}
 
 
 def permute(input: Tensor, *dims_args: Any, dims: Any = None) -> Tensor:
@@ -35,44 +64,29 @@ def permute(input: Tensor, *dims_args: Any, dims: Any = None) -> Tensor:
             raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = dims_args[0] if len(dims_args) == 1 and not isinstance(dims_args[0], int) \
             else dims_args
-    data = input._data
-    n = data.ndim
-    try:
-        arr = data.transpose(dims)
-    except (ValueError, TypeError, IndexError):
-        _permute_error(dims, n)
-    out = make_view(input, arr)
-    if input._requires_grad:
-        record(PERMUTE, (input,), {"dims": tuple(operator.index(d) % n for d in dims)}, out)
-    return out
+    return dispatch(PERMUTE, (input,),
+                    _permutation(dims, input._data.ndim))
 
 
-def _permute_error(dims: Any, n: int) -> NoReturn:
-    dims = int_tuple((dims,), "permute", "dims")
-    if len(dims) != n:
-        raise RuntimeError(f"permute(): number of dims don't match in permute: input.dim() = {n} "
-                           f"is not equal to len(dims) = {len(dims)}")
-    for d in dims:
-        wrap_dim(d, n, "permute")
-    raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+def _swap(n: int, d0: int, d1: int) -> Params:
+    """The params of a transpose of already-wrapped dims: a permutation."""
+    if n == 2 and d0 != d1:
+        return _SWAP_2D
+    perm = list(range(n))
+    if perm:
+        perm[d0], perm[d1] = d1, d0
+    return {"dims": tuple(perm)}
 
 
-def _swap(input: Tensor, d0: int, d1: int) -> Tensor:
-    """transpose of already-wrapped dims, recorded as a permutation."""
-    data = input._data
-    out = make_view(input, data.swapaxes(d0, d1) if data.ndim else data)
-    if input._requires_grad:
-        perm = list(range(data.ndim))
-        if perm:
-            perm[d0], perm[d1] = d1, d0
-        record(PERMUTE, (input,), {"dims": tuple(perm)}, out)
-    return out
+def _transpose_params(input: Tensor, dim0: int, dim1: int) -> Params:
+    n = input._data.ndim
+    return _swap(n, wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose"))
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """torch.transpose: a view with ``dim0`` and ``dim1`` swapped."""
-    n = input._data.ndim
-    return _swap(input, wrap_dim(dim0, n, "transpose"), wrap_dim(dim1, n, "transpose"))
+    return dispatch(PERMUTE, (input,),
+                    _transpose_params(input, dim0, dim1))
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
@@ -85,18 +99,31 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return transpose(input, dim0, dim1)
 
 
-def t(input: Tensor) -> Tensor:
-    """torch.t: transpose of a tensor with at most 2 dims (0-D and 1-D come back as views)."""
+def _t_params(input: Tensor) -> Params:
     n = input._data.ndim
+    if n == 2:
+        return _SWAP_2D
     if n > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return _swap(input, 0, n - 1 if n else 0)
+    return _IDENTITY[n]
+
+
+def t(input: Tensor) -> Tensor:
+    """torch.t: transpose of a tensor with at most 2 dims (0-D and 1-D come back as views)."""
+    if engaged.count and overriding():
+        return handle(t, _T_SPEC, (input,), {})
+    if input._data.ndim == 2:
+        return PERMUTE.door((input,), _SWAP_2D)
+    return PERMUTE.door((input,), _t_params(input))
+
+
+_T_SPEC = spec_of(checks_itself(t))
 
 
 def _T(self: Tensor) -> Tensor:
     n = self._data.ndim
     if n == 2:
-        return _swap(self, 0, 1)
+        return dispatch(PERMUTE, (self,), _SWAP_2D)
     if n == 0:
         warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
                       "these cases.", UserWarning, stacklevel=2)
@@ -109,6 +136,11 @@ def _T(self: Tensor) -> Tensor:
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 
+def _last_two(self: Tensor) -> Tensor:
+    n = self._data.ndim
+    return dispatch(PERMUTE, (self,), _swap(n, n - 2, n - 1))
+
+
 def _matrix_transpose(name: str, conjugate: bool, self: Tensor) -> Tensor:
     """Tensor.mT (Tensor.mH with ``conjugate``): the last two dims swapped."""
     n = self._data.ndim
@@ -117,7 +149,7 @@ def _matrix_transpose(name: str, conjugate: bool, self: Tensor) -> Tensor:
     if n < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
                            f"Got {n}-D tensor.")
-    swapped = _swap(self, n - 2, n - 1)
+    swapped = _last_two(self)
     return _conj(swapped) if conjugate else swapped
 
 
@@ -126,10 +158,7 @@ def _conj(x: Tensor) -> Tensor:
     # conjugated now, into a copy.
     if x.dtype.category != 3:
         return x
-    out = make(np.conjugate(x._data), x.dtype, x.device)
-    if x._requires_grad:
-        record(CONJ_PHYSICAL, (x,), None, out)
-    return out
+    return dispatch(CONJ_PHYSICAL, (x,), None)
 
 
 def _deprecated_0d(self: Tensor, name: str) -> Tensor:
@@ -146,7 +175,7 @@ def _H(self: Tensor) -> Tensor:
         raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                            f"{n}-D tensor." + (" For batches of matrices, consider using "
                                                "tensor.mH" if n > 2 else ""))
-    return _conj(_swap(self, 0, 1))
+    return _conj(_last_two(self))
 
 
 def adjoint(input: Tensor) -> Tensor:
@@ -157,7 +186,7 @@ def adjoint(input: Tensor) -> Tensor:
     if n < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {n}-D tensor.")
-    return _conj(_swap(input, n - 2, n - 1))
+    return _conj(_last_two(input))
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -173,13 +202,13 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(dst)})")
     if n == 0:
-        return permute(input, ())
+        return dispatch(PERMUTE, (input,), _IDENTITY[0])
     order = [-1] * n
     for s, d in zip(src, dst):
         order[d] = s
     rest = iter(d for d in range(n) if d not in src)
-    perm = tuple(o if o >= 0 else next(rest) for o in order)
-    return permute(input, perm)
+    return dispatch(PERMUTE, (input,),
+                    {"dims": tuple(o if o >= 0 else next(rest) for o in order)})
 
 
 moveaxis = movedim
@@ -196,8 +225,8 @@ METHODS: dict[str, Any] = {
     # partial, not a wrapper function: the 0-d deprecation warning points at the caller
     "mT": property(partial(_matrix_transpose, "mT", False)),
     "mH": property(partial(_matrix_transpose, "mH", True)),
-    "t_": metadata_inplace(t, "t_"),
-    "transpose_": metadata_inplace(transpose, "transpose_"),
-    "swapaxes_": metadata_inplace(transpose, "swapaxes_"),
-    "swapdims_": metadata_inplace(transpose, "swapdims_"),
+    "t_": metadata_inplace(PERMUTE_, _t_params, "t_"),
+    "transpose_": metadata_inplace(PERMUTE_, _transpose_params, "transpose_"),
+    "swapaxes_": metadata_inplace(PERMUTE_, _transpose_params, "swapaxes_"),
+    "swapdims_": metadata_inplace(PERMUTE_, _transpose_params, "swapdims_"),
 }

@@ -16,12 +16,13 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from ..dispatch import register
-from ..tensor import Tensor, make
+from ..dispatch import dispatch, register
+from ..tensor import Tensor
 from . import special
-from .conversion import to
+from .conversion import cast, to
+from .copying import assign_inplace, check_castable, write_out, write_out_exact
 from .elementwise import SAME_OUT, Refusals, check_allowed, unary_op
-from .operands import LOW_PRECISION, check_operand, not_implemented, record, wrap, write_out_exact
+from .operands import LOW_PRECISION, check_operand, not_implemented
 
 
 def _rsqrt(x: Any) -> Any:
@@ -108,77 +109,83 @@ def _copy_if_int(f: Callable[..., Any]) -> Callable[..., Any]:
     return forward
 
 
-NEG, neg = unary_op("neg", _neg, exact_out=SAME_OUT)
-ABS, abs = unary_op("abs", np.abs, "real", allowed="ifc", exact_out=SAME_OUT)
-SIGN, sign = unary_op("sign", _sign, allowed="bif", exact_out=SAME_OUT, refusals=_refuse_complex(
-    "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn "
-    "instead."))
-SGN, sgn = unary_op("sgn", _sgn, exact_out=SAME_OUT)
-EXP, exp = unary_op("exp", np.exp, "float")
-EXP2, exp2 = unary_op("exp2", np.exp2, "float")
-EXPM1, expm1 = unary_op("expm1", np.expm1, "float")
-LOG, log = unary_op("log", np.log, "float")
-LOG2, log2 = unary_op("log2", np.log2, "float")
-LOG10, log10 = unary_op("log10", np.log10, "float")
-LOG1P, log1p = unary_op("log1p", np.log1p, "float")
-SQRT, sqrt = unary_op("sqrt", np.sqrt, "float")
-RSQRT, rsqrt = unary_op("rsqrt", _rsqrt, "float")
-SIN, sin = unary_op("sin", np.sin, "float")
-COS, cos = unary_op("cos", np.cos, "float")
-TAN, tan = unary_op("tan", np.tan, "float")
-ASIN, asin = unary_op("asin", np.arcsin, "float")
-ACOS, acos = unary_op("acos", np.arccos, "float")
-ATAN, atan = unary_op("atan", np.arctan, "float")
-SINH, sinh = unary_op("sinh", np.sinh, "float")
-COSH, cosh = unary_op("cosh", np.cosh, "float")
-TANH, tanh = unary_op("tanh", np.tanh, "float")
-ASINH, asinh = unary_op("asinh", np.arcsinh, "float")
-ACOSH, acosh = unary_op("acosh", np.arccosh, "float")
-ATANH, atanh = unary_op("atanh", np.arctanh, "float")
-SIGMOID, sigmoid = unary_op("sigmoid", _sigmoid, "float")
-ERF, erf = unary_op("erf", special.erf, "float", allowed="bif", kernel="erf_vml_cpu")
-ERFC, erfc = unary_op("erfc", special.erfc, "float", allowed="bif", kernel="erfc_vml_cpu")
-ERFINV, erfinv = unary_op("erfinv", special.erfinv, "float", allowed="bif",
-                          kernel="erfinv_vml_cpu")
-LGAMMA, lgamma = unary_op("lgamma", special.lgamma, "float", allowed="bif",
-                          kernel="lgamma_vml_cpu")
-DIGAMMA, digamma = unary_op("digamma", special.digamma, "float", allowed="bif",
-                            kernel="digamma")
-RECIPROCAL, reciprocal = unary_op("reciprocal", _reciprocal, "float")
-SQUARE, _square_same = unary_op("square", _square)
-RELU, relu = unary_op("relu", _relu, allowed="if", refusals={
+_F = "float"
+
+NEG, neg, _neg_ = unary_op("neg", _neg, exact_out=SAME_OUT, inplace=True)
+ABS, abs, _abs_ = unary_op("abs", np.abs, "real", allowed="ifc", exact_out=SAME_OUT, inplace=True)
+SIGN, sign, _sign_ = unary_op(
+    "sign", _sign, allowed="bif", exact_out=SAME_OUT, inplace=True, refusals=_refuse_complex(
+        "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+        "torch.sgn instead."))
+SGN, sgn, _sgn_ = unary_op("sgn", _sgn, exact_out=SAME_OUT, inplace=True)
+EXP, exp, _exp_ = unary_op("exp", np.exp, _F, inplace=True)
+EXP2, exp2, _exp2_ = unary_op("exp2", np.exp2, _F, inplace=True)
+EXPM1, expm1, _expm1_ = unary_op("expm1", np.expm1, _F, inplace=True)
+LOG, log, _log_ = unary_op("log", np.log, _F, inplace=True)
+LOG2, log2, _log2_ = unary_op("log2", np.log2, _F, inplace=True)
+LOG10, log10, _log10_ = unary_op("log10", np.log10, _F, inplace=True)
+LOG1P, log1p, _log1p_ = unary_op("log1p", np.log1p, _F, inplace=True)
+SQRT, sqrt, _sqrt_ = unary_op("sqrt", np.sqrt, _F, inplace=True)
+RSQRT, rsqrt, _rsqrt_ = unary_op("rsqrt", _rsqrt, _F, inplace=True)
+SIN, sin, _sin_ = unary_op("sin", np.sin, _F, inplace=True)
+COS, cos, _cos_ = unary_op("cos", np.cos, _F, inplace=True)
+TAN, tan, _tan_ = unary_op("tan", np.tan, _F, inplace=True)
+ASIN, asin, _asin_ = unary_op("asin", np.arcsin, _F, inplace=True)
+ACOS, acos, _acos_ = unary_op("acos", np.arccos, _F, inplace=True)
+ATAN, atan, _atan_ = unary_op("atan", np.arctan, _F, inplace=True)
+SINH, sinh, _sinh_ = unary_op("sinh", np.sinh, _F, inplace=True)
+COSH, cosh, _cosh_ = unary_op("cosh", np.cosh, _F, inplace=True)
+TANH, tanh, _tanh_ = unary_op("tanh", np.tanh, _F, inplace=True)
+ASINH, asinh, _asinh_ = unary_op("asinh", np.arcsinh, _F, inplace=True)
+ACOSH, acosh, _acosh_ = unary_op("acosh", np.arccosh, _F, inplace=True)
+ATANH, atanh, _atanh_ = unary_op("atanh", np.arctanh, _F, inplace=True)
+SIGMOID, sigmoid, _sigmoid_ = unary_op("sigmoid", _sigmoid, _F, inplace=True)
+ERF, erf, _erf_ = unary_op("erf", special.erf, _F, allowed="bif", kernel="erf_vml_cpu",
+                           inplace=True)
+ERFC, erfc, _erfc_ = unary_op("erfc", special.erfc, _F, allowed="bif", kernel="erfc_vml_cpu",
+                              inplace=True)
+ERFINV, erfinv, _erfinv_ = unary_op("erfinv", special.erfinv, _F, allowed="bif",
+                                    kernel="erfinv_vml_cpu", inplace=True)
+LGAMMA, lgamma, _lgamma_ = unary_op("lgamma", special.lgamma, _F, allowed="bif",
+                                    kernel="lgamma_vml_cpu", inplace=True)
+DIGAMMA, digamma, _digamma_ = unary_op("digamma", special.digamma, _F, allowed="bif",
+                                       kernel="digamma", inplace=True)
+RECIPROCAL, reciprocal, _reciprocal_ = unary_op("reciprocal", _reciprocal, _F, inplace=True)
+SQUARE, _square_same, _square_ = unary_op("square", _square, inplace=True)
+RELU, relu, _relu_ = unary_op("relu", _relu, allowed="if", inplace=True, refusals={
     "b": (RuntimeError, "Boolean inputs not supported for relu"),
     "c": (NotImplementedError, "clamp is not supported for complex types")})
-FLOOR, floor = unary_op("floor", _copy_if_int(np.floor), allowed="if", kernel="floor_vml_cpu",
-                        exact_out=SAME_OUT,
-                        refusals=_refuse_complex("floor is not supported for complex inputs"))
-CEIL, ceil = unary_op("ceil", _copy_if_int(np.ceil), allowed="if", kernel="ceil_vml_cpu",
-                      exact_out=SAME_OUT,
-                      refusals=_refuse_complex("ceil is not supported for complex inputs"))
-TRUNC, trunc = unary_op("trunc", _copy_if_int(np.trunc), allowed="if", kernel="trunc_vml_cpu",
-                        exact_out=SAME_OUT,
-                        refusals=_refuse_complex("trunc is not supported for complex inputs"))
-FRAC, frac = unary_op("frac", _frac, allowed="f", exact_out=SAME_OUT)
-ROUND, _round_half_even = unary_op("round", _round, allowed="if", kernel="round_vml_cpu",
-                                   exact_out=SAME_OUT)
-BITWISE_NOT, bitwise_not = unary_op("bitwise_not", np.invert, differentiable=False, allowed="bi",
-                                    exact_out=SAME_OUT)
-LOGICAL_NOT, logical_not = unary_op("logical_not", np.logical_not, "bool", differentiable=False)
-ISNAN, isnan = unary_op("isnan", np.isnan, "bool", differentiable=False)
-ISINF, isinf = unary_op("isinf", np.isinf, "bool", differentiable=False)
-ISFINITE, isfinite = unary_op("isfinite", np.isfinite, "bool", differentiable=False)
-ISPOSINF, isposinf = unary_op("isposinf", np.isposinf, "bool", differentiable=False, allowed="bif",
-                              exact_out="isposinf does not support non-boolean outputs.",
-                              refusals={"c": (RuntimeError,
-                                              "isposinf does not support complex inputs.")})
-ISNEGINF, isneginf = unary_op("isneginf", np.isneginf, "bool", differentiable=False, allowed="bif",
-                              exact_out="isneginf does not support non-boolean outputs.",
-                              refusals={"c": (RuntimeError,
-                                              "isneginf does not support complex inputs.")})
-SIGNBIT, signbit = unary_op("signbit", _signbit, "bool", differentiable=False, allowed="bif",
-                            exact_out="signbit does not support non-boolean outputs.",
-                            refusals=_refuse_complex("signbit is not implemented for complex "
-                                                     "tensors."))
+FLOOR, floor, _floor_ = unary_op(
+    "floor", _copy_if_int(np.floor), allowed="if", kernel="floor_vml_cpu", exact_out=SAME_OUT,
+    inplace=True, refusals=_refuse_complex("floor is not supported for complex inputs"))
+CEIL, ceil, _ceil_ = unary_op(
+    "ceil", _copy_if_int(np.ceil), allowed="if", kernel="ceil_vml_cpu", exact_out=SAME_OUT,
+    inplace=True, refusals=_refuse_complex("ceil is not supported for complex inputs"))
+TRUNC, trunc, _trunc_ = unary_op(
+    "trunc", _copy_if_int(np.trunc), allowed="if", kernel="trunc_vml_cpu", exact_out=SAME_OUT,
+    inplace=True, refusals=_refuse_complex("trunc is not supported for complex inputs"))
+FRAC, frac, _frac_ = unary_op("frac", _frac, allowed="f", exact_out=SAME_OUT, inplace=True)
+ROUND, _round_half_even, _round_ = unary_op("round", _round, allowed="if", kernel="round_vml_cpu",
+                                            exact_out=SAME_OUT, inplace=True)
+BITWISE_NOT, bitwise_not, _bitwise_not_ = unary_op(
+    "bitwise_not", np.invert, differentiable=False, allowed="bi", exact_out=SAME_OUT, inplace=True)
+LOGICAL_NOT, logical_not, _logical_not_ = unary_op("logical_not", np.logical_not, "bool",
+                                                   differentiable=False, inplace=True)
+ISNAN, isnan, _ = unary_op("isnan", np.isnan, result="bool", differentiable=False)
+ISINF, isinf, _ = unary_op("isinf", np.isinf, result="bool", differentiable=False)
+ISFINITE, isfinite, _ = unary_op("isfinite", np.isfinite, result="bool", differentiable=False)
+ISPOSINF, isposinf, _ = unary_op(
+    "isposinf", np.isposinf, allowed="bif", exact_out="isposinf does not support non-boolean "
+    "outputs.", refusals={"c": (RuntimeError, "isposinf does not support complex inputs.")},
+    result="bool", differentiable=False)
+ISNEGINF, isneginf, _ = unary_op(
+    "isneginf", np.isneginf, allowed="bif", exact_out="isneginf does not support non-boolean "
+    "outputs.", refusals={"c": (RuntimeError, "isneginf does not support complex inputs.")},
+    result="bool", differentiable=False)
+SIGNBIT, signbit, _ = unary_op(
+    "signbit", _signbit, allowed="bif", exact_out="signbit does not support non-boolean outputs.",
+    refusals=_refuse_complex("signbit is not implemented for complex tensors."), result="bool",
+    differentiable=False)
 
 negative, absolute, fix = neg, abs, trunc
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
@@ -208,11 +215,14 @@ def _complex_unsupported(name: str) -> Refusals:
     return {"c": (RuntimeError, f"{name} is not supported for complex tensors.")}
 
 
-SINC, _sinc_fn = unary_op("sinc", _sinc, "float")
-DEG2RAD, _deg2rad_fn = unary_op("deg2rad", _scale(math.pi / 180), "float", allowed="bif",
-                                refusals=_complex_unsupported("deg2rad"))
-RAD2DEG, _rad2deg_fn = unary_op("rad2deg", _scale(180 / math.pi), "float", allowed="bif",
-                                refusals=_complex_unsupported("rad2deg"))
+SINC, _sinc_fn, _sinc_ = unary_op("sinc", _sinc, "float", inplace=True)
+# torch writes these into ``empty_like(input)``: laid out like the input
+DEG2RAD, _deg2rad_fn, _deg2rad_ = unary_op("deg2rad", _scale(math.pi / 180), "float",
+                                           allowed="bif", inplace=True, rule=meta.like_input,
+                                           refusals=_complex_unsupported("deg2rad"))
+RAD2DEG, _rad2deg_fn, _rad2deg_ = unary_op("rad2deg", _scale(180 / math.pi), "float",
+                                           allowed="bif", inplace=True, rule=meta.like_input,
+                                           refusals=_complex_unsupported("rad2deg"))
 
 
 def sinc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -237,6 +247,13 @@ def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return _square_same(input, out=out)
 
 
+def square_(self: Tensor) -> Tensor:
+    """In-place ``square`` (a bool tensor's square is int64: it cannot be written back)."""
+    if isinstance(self, Tensor) and self.dtype is _dt.bool:
+        check_castable("square_", _dt.int64, _dt.bool)
+    return _square_(self)  # type: ignore[misc]
+
+
 def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Tensor:
     """torch.round: half to even, optionally to ``decimals`` places (floats only then)."""
     if decimals == 0:
@@ -244,37 +261,45 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
     if not isinstance(input, Tensor):
         raise TypeError(f"round(): argument 'input' must be Tensor, not {type(input).__name__}")
     check_allowed("round_vml_cpu", "f", input.dtype, None)
-    res = make(_round(input._data, decimals), input.dtype, input.device)
-    if input._requires_grad:
-        record(ROUND, (input,), {"decimals": decimals}, res)
+    res = dispatch(ROUND, (input,), {"decimals": decimals})
     return res if out is None else write_out_exact("round", out, res, SAME_OUT)
+
+
+def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    """In-place ``round``."""
+    if decimals == 0:
+        return _round_(self)  # type: ignore[misc]
+    return assign_inplace(self, round(self, decimals=decimals), "round_")
 
 
 def _logit(x: Any, *, eps: float | None) -> Any:
     # as torch: bounds in the tensor's dtype (1 - eps rounds there), no clamp for eps=0/NaN
+    dt = x.dtype
     if eps is not None and eps == eps and eps != 0:
-        lo = np.asarray(eps).astype(x.dtype)
-        x = np.clip(x, lo, (np.ones((), x.dtype) - lo).astype(x.dtype))
+        lo = np.asarray(eps).astype(dt)
+        x = np.clip(x, lo, (np.ones((), dt) - lo).astype(dt))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x / (np.ones((), x.dtype) - x))
+        return np.log(x / (np.ones((), dt) - x)).astype(dt, copy=False)
 
 
-LOGIT = register("logit", _logit, meta.elementwise("float"), "elementwise")
+LOGIT = register("logit", _logit, meta.elementwise("float"), "elementwise", arg_names=("self",))
 
 
 def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None) -> Tensor:
     """torch.logit: ``log(p / (1 - p))``, with p clamped to ``[eps, 1 - eps]`` when eps is given."""
     check_operand("logit", "input", input, numbers=False)
     dt = input.dtype
-    x = input._data
     if dt.category == 3:
         raise not_implemented("logit_cpu", dt)
     if dt.category < 2:
-        dt = _dt.get_default_dtype()
-        x = x.astype(dt.np)
-    params = {"eps": eps}
-    return wrap(LOGIT, _logit(x, eps=eps), dt, input.device, (input,), params,
-                input._requires_grad, out)
+        input = cast(input, _dt.get_default_dtype())
+    res = dispatch(LOGIT, (input,), {"eps": eps})
+    return res if out is None else write_out("logit", out, res)
+
+
+def logit_(self: Tensor, eps: float | None = None) -> Tensor:
+    """In-place ``logit``."""
+    return assign_inplace(self, logit(self, eps), "logit_")
 
 
 def positive(input: Tensor) -> Tensor:
@@ -314,22 +339,17 @@ FUNCTIONS = [
     "rad2deg", "logit", "positive",
 ]
 
-_INPLACE = [
-    "logical_not", "bitwise_not", "neg", "abs", "sign", "sgn", "exp", "exp2", "expm1", "log",
-    "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv",
-    "lgamma", "digamma", "reciprocal", "square", "relu", "floor", "ceil", "trunc", "frac",
-    "round", "sinc", "deg2rad", "rad2deg", "logit",
-]
-
-
 def _methods() -> dict[str, Callable[..., Any]]:
-    from .inplace import inplace
-
     g = globals()
     methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS}
-    methods.update({n + "_": inplace(g[n], n + "_") for n in _INPLACE})
-    methods["abs_"] = _real_only(methods["abs_"])
+    methods.update({n + "_": g[f"_{n}_"] for n in (
+        "logical_not", "bitwise_not", "neg", "sign", "sgn", "exp", "exp2", "expm1", "log",
+        "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+        "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "erfinv",
+        "lgamma", "digamma", "reciprocal", "relu", "floor", "ceil", "trunc", "frac", "sinc",
+        "deg2rad", "rad2deg")})
+    methods.update({"abs_": _real_only(_abs_), "round_": round_, "logit_": logit_,  # type: ignore[arg-type]
+                    "square_": square_})  # type: ignore[arg-type]
     methods.update({
         "negative_": methods["neg_"], "absolute_": methods["abs_"], "fix_": methods["trunc_"],
         "__neg__": neg, "__pos__": positive, "__abs__": abs, "__invert__": _invert,

@@ -1,0 +1,104 @@
+"""One entry of autograd's formula table: a VJP and what it reads.
+
+The table itself is ``formulas.FORMULAS``, gathered from the ``vjp_*`` modules; the
+helpers here declare what entries save.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own", "needed", "missing_formula",
+           "keep", "by_dim"]
+
+
+class Formula:
+    """A VJP and what it reads: ``saved`` input indices and ``result`` (whether it reads
+    the outputs), each either fixed or a function of the node's edges where it depends on
+    which inputs need a gradient (an edge is None for an input that gets none). Only what
+    is declared is kept: torch saves no more for the same formula.
+
+    ``name``: the node's name when it is not CamelCase(op) + "Backward0"; a function of the
+    node where torch's name depends on the call (``SumBackward0`` vs ``SumBackward1``).
+    ``setup``: called as ``setup(node, operands, outputs)`` when the node is made (a custom
+    op's ``setup_context``: what it saves, it keeps itself). ``listed``: the operands the
+    node's ``next_functions`` lists, where torch's schema makes them tensors (its arithmetic
+    takes numbers as tensors); by default, the floating-point tensor operands.
+    """
+
+    __slots__ = ("vjp", "saved", "saves_result", "name", "node_class", "variants", "setup",
+                 "listed")
+
+    def __init__(self, vjp: Callable[..., Any],
+                 saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
+                 result: bool | Callable[[Any], bool] = False,
+                 name: str | Callable[[Any], str] | None = None,
+                 setup: Callable[..., None] | None = None,
+                 listed: tuple[int, ...] | None = None):
+        self.vjp = vjp
+        self.setup = setup
+        self.listed = listed
+        self.saved = saved
+        self.saves_result = result
+        self.name = name
+        self.node_class: Any = None
+        self.variants = callable(name)
+
+    def default_name(self, opname: str) -> str:
+        if isinstance(self.name, str):
+            return self.name
+        return "".join(p.capitalize() for p in re.split(r"_+", opname) if p) + "Backward0"
+
+
+F = Formula
+X, XY, R = (0,), (0, 1), True
+
+
+def crossed(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """Products: each operand is read only for the other one's gradient."""
+    return tuple(i for i in (0, 1) if edges[1 - i] is not None)
+
+
+def needed(*indices: int) -> Callable[[tuple[Any, ...]], bool]:
+    """A ``result`` declaration: the outputs are read when one of these inputs needs a
+    gradient."""
+
+    def when(edges: tuple[Any, ...]) -> bool:
+        return any(edges[i] is not None for i in indices)
+
+    return when
+
+
+def own(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """Each input is read only for its own gradient."""
+    return tuple(i for i, e in enumerate(edges) if e is not None)
+
+
+def divided(edges: tuple[Any, ...]) -> tuple[int, ...]:
+    """Quotients: the divisor always, the dividend for the divisor's gradient."""
+    return (0, 1) if edges[1] is not None else (1,)
+
+
+def missing_formula(opname: str) -> Formula:
+    """The entry for a differentiable op without a formula yet: its backward raises."""
+
+    def vjp(node: Any, grad: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{opname}' is not implemented.")
+
+    return Formula(vjp)
+
+
+def keep(n: Any, g: Any) -> tuple[Any, ...]:
+    """The identity: the gradient passes as it is."""
+    return (g,)
+
+
+def by_dim(base: str) -> Callable[[Any], str]:
+    """torch numbers the overloads: ``SumBackward0`` reduces everything, ``1`` some dims."""
+
+    def name(n: Any) -> str:
+        return base + ("0" if n.params["dim"] is None and len(n.metas[0][0]) else "1")
+
+    return name

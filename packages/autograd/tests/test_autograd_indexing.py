@@ -1,0 +1,50 @@
+"""``x[i] = v`` under autograd: an in-place write into the view ``x[basic]`` (``fill_``,
+``copy_`` or ``index_put_``), which gives ``x`` torch's node (CopySlices for a write into
+a view, IndexPutBackward0 for one into ``x`` itself); on meta tensors too, whose backward
+computes shapes only."""
+
+from typing import Any
+
+import pytest
+import torch
+from autograd_oracle import E, inputs
+
+import ember.autograd
+
+M = (3, 4)
+
+
+def _write(m: Any, x: Any, v: Any, index: Any) -> Any:
+    y = x * 1
+    y[index(m)] = v
+    return y
+
+
+INDICES = [
+    lambda m: 0,
+    lambda m: (slice(None), 1),
+    lambda m: m.tensor([0, 2]),
+    lambda m: (slice(1, None), m.tensor([0, 3])),
+    lambda m: m.tensor([True, False, True]),
+]
+
+
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("value", ["number", "tensor"])
+def test_setitem_makes_torch_nodes(index: Any, value: str) -> None:
+    (ex, ev), (tx, tv) = inputs([M, ()])
+    ye = _write(E, ex, 2.0 if value == "number" else ev, index)
+    yt = _write(torch, tx, 2.0 if value == "number" else tv, index)
+    assert type(ye.grad_fn).__name__ == type(yt.grad_fn).__name__
+
+
+@pytest.mark.parametrize("index", INDICES[:4])
+def test_setitem_on_meta_tensors_backpropagates(index: Any) -> None:
+    grads = []
+    for m, grad in ((E, ember.autograd.grad), (torch, torch.autograd.grad)):
+        x = m.ones(*M).to("meta").requires_grad_()
+        v = m.ones(()).to("meta").requires_grad_()
+        y = _write(m, x, v, index)
+        gx, gv = grad(y, [x, v], m.ones(*M).to("meta"))
+        grads.append([(tuple(g.shape), g.stride(), g.device.type) for g in (gx, gv)])
+    assert grads[0] == grads[1]
