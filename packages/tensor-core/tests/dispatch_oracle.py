@@ -89,8 +89,8 @@ class Recorder(TorchDispatchMode):
 
 
 def _bits(a: Any) -> tuple[Any, ...]:
-    arr = np.ascontiguousarray(a)
-    return arr.dtype, arr.shape, arr.tobytes()
+    arr = np.asarray(a)  # (ascontiguousarray would make a 0-d array 1-d)
+    return arr.dtype, arr.shape, arr.tobytes(order="C")
 
 
 def same(actual: Any, expected: Any) -> bool:

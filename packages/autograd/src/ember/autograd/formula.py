@@ -16,9 +16,10 @@ __all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own", "needed", "mi
 
 class Formula:
     """A VJP and what it reads: ``saved`` input indices and ``result`` (whether it reads
-    the outputs), each either fixed or a function of the node's edges where it depends on
-    which inputs need a gradient (an edge is None for an input that gets none). Only what
-    is declared is kept: torch saves no more for the same formula.
+    the outputs, or which of them for ops with several: ``(1,)``, the indices of max),
+    each either fixed or a function of the node's edges where it depends on which inputs
+    need a gradient (an edge is None for an input that gets none). Only what is declared
+    is kept: torch saves no more for the same formula.
 
     ``name``: the node's name when it is not CamelCase(op) + "Backward0"; a function of the
     node where torch's name depends on the call (``SumBackward0`` vs ``SumBackward1``).
@@ -33,7 +34,7 @@ class Formula:
 
     def __init__(self, vjp: Callable[..., Any],
                  saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
-                 result: bool | Callable[[Any], bool] = False,
+                 result: bool | tuple[int, ...] | Callable[[Any], bool] = False,
                  name: str | Callable[[Any], str] | None = None,
                  setup: Callable[..., None] | None = None,
                  listed: tuple[int, ...] | None = None):

@@ -228,6 +228,9 @@ class Node:
             alias, version = self.out, self.out_version
         else:
             alias, version = self.out[i], self.out_version[i]
+        if alias is None:
+            raise RuntimeError(f"{self.name()}: its formula reads output {i}, which it does not "
+                               "declare it saves")
         if alias.__class__ is _Packed:
             return self._unpack(-1 - i)
         if version is not None and alias._version != version:

@@ -188,11 +188,13 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
             if i:
                 set_output_nr(o, i)
     keep = f.saves_result
-    if not isinstance(keep, bool):
+    if not isinstance(keep, (bool, tuple)):
         keep = keep(node.next)
     if keep:
-        node.out = tuple(_alias(o) if d else o for o, d in zip(outs, diff))
-        node.out_version = tuple(o._version if d else None for o, d in zip(node.out, diff))
+        kept = range(len(outs)) if keep is True else keep
+        node.out = tuple(_alias(o) if i in kept and isinstance(o, Tensor) else None
+                         for i, o in enumerate(outs))
+        node.out_version = tuple(None if o is None else o._version for o in node.out)
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
@@ -223,12 +225,16 @@ def _record_extras(node: Node, f: Formula, outs: tuple[Any, ...]) -> None:
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             packed[i] = (unpack, pack(a))
-    if node.out is not None:
-        for i, o in enumerate(outs):
-            if isinstance(o, Tensor) and o.dtype.category >= 2:
-                packed[-1 - i] = (unpack, pack(o))
-        node.out = (_PACKED if node.n_out == 1 else
-                    tuple(_PACKED if isinstance(o, Tensor) else o for o in outs))
+    out = node.out
+    if out is not None:
+        if node.n_out == 1:
+            packed[-1] = (unpack, pack(outs[0]))
+            node.out = _PACKED
+        else:  # the outputs the formula reads (indices too, as torch saves them)
+            for i, o in enumerate(out):
+                if o is not None:
+                    packed[-1 - i] = (unpack, pack(outs[i]))
+            node.out = tuple(None if o is None else _PACKED for o in out)
     extra.packed = packed
     # what is packed is all the formula may read: drop the references to the tensors
     node.args = tuple(_PACKED if isinstance(a, Tensor) else a for a in args)

@@ -331,6 +331,7 @@ def log_softmax(n: Any, g: Tensor) -> Grads:
 
 
 F = Formula
+INDICES = (1,)  # the value-selecting ops read their indices, as torch saves them
 FORMULAS: dict[str, Formula] = {
     "softmax": F(softmax, result=R),
     "log_softmax": F(log_softmax, result=R),
@@ -345,23 +346,23 @@ FORMULAS: dict[str, Formula] = {
     "amax": F(amax, X, R),
     "amin": F(amax, X, R),
     "aminmax": F(aminmax, X, R),
-    "max": F(max_dim, result=R, name="MaxBackward0"),
-    "min": F(max_dim, result=R, name="MinBackward0"),
+    "max": F(max_dim, result=INDICES, name="MaxBackward0"),
+    "min": F(max_dim, result=INDICES, name="MinBackward0"),
     "logsumexp": F(logsumexp, X, R),
     "norm": F(norm, X, R, name="LinalgVectorNormBackward0"),
     "nuclear_norm": F(nuclear_norm, X, name="LinalgMatrixNormBackward0"),
     "cumsum": F(cumsum),
     "cumprod": F(cumprod, X, R),
-    "cummax": F(cummax, result=R),
-    "cummin": F(cummax, result=R),
+    "cummax": F(cummax, result=INDICES),
+    "cummin": F(cummax, result=INDICES),
     "logcumsumexp": F(logcumsumexp, X, R),
     # ------------------------------------------------------------------ sorting
-    "sort": F(sort, result=R),
-    "topk": F(topk, result=R),
-    "kthvalue": F(kthvalue, result=R),
+    "sort": F(sort, result=INDICES),
+    "topk": F(topk, result=INDICES),
+    "kthvalue": F(kthvalue, result=INDICES),
     "median": F(median, X, R),
     "nanmedian": F(median, X, R),
-    "median_dim": F(max_dim, result=R, name="MedianBackward1"),
-    "nanmedian_dim": F(max_dim, result=R, name="NanmedianBackward1"),
-    "mode": F(max_dim, result=R),
+    "median_dim": F(max_dim, result=INDICES, name="MedianBackward1"),
+    "nanmedian_dim": F(max_dim, result=INDICES, name="NanmedianBackward1"),
+    "mode": F(max_dim, result=INDICES),
 }
