@@ -1,5 +1,5 @@
 """The products save no more for backward than torch does: every differentiable op of
-linalg.py and contraction.py, with each tensor operand requiring grad or not."""
+products.py and contraction.py, with each tensor operand requiring grad or not."""
 
 import itertools
 

@@ -1,5 +1,5 @@
 """Dispatch-table samples of the factories (creation.py, ranges.py) and the sampling
-primitives (sampling_primitives.py): sizes, dtypes, ``device=``, the layouts of ``*_like``
+primitives (samplers.py): sizes, dtypes, ``device=``, the layouts of ``*_like``
 forms over transposed and non-dense inputs, explicit strides, 0-d and empty results, and
 for the samplers their public functions and in-place fills (their meta rules are checked
 against torch's meta random ops)."""

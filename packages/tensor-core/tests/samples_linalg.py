@@ -1,4 +1,4 @@
-"""Dispatch-table samples of the products (linalg.py, contraction.py): every rank
+"""Dispatch-table samples of the products (products.py, contraction.py): every rank
 combination of matmul and its fixed-rank forms, broadcast batches and inputs, 0-d, empty and
 transposed operands, and the params that change a result's geometry."""
 

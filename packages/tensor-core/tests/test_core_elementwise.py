@@ -1,4 +1,4 @@
-"""Every op of ops/elementwise.py against torch: all dtypes, broadcasting, 0-d, empty and
+"""Every op of ops/binary.py and ops/unary.py against torch: all dtypes, broadcasting, 0-d, empty and
 non-contiguous operands, Python scalars on either side (reflected operators too), type
 promotion, in-place forms and ``out=``. Where torch raises, Ember must raise the same
 exception type and leave its operands unchanged."""

@@ -15,7 +15,7 @@ import torch
 from torch_oracle import check
 
 import ember.core as ember
-from ember.core.ops import special
+from ember.core.ops import special_functions as special
 
 NAN, INF = math.nan, math.inf
 EDGES = [0.0, -0.0, NAN, INF, -INF, 5e-324, -5e-324, 1e-300, 1e300, -1e300]

@@ -35,11 +35,14 @@ from .ops import (
     gather_scatter,
     indexing,
     joining,
-    linalg,
     masked,
+    minmax,
+    norms,
     pointwise,
+    products,
     rearranging,
     reduction,
+    scan,
     searching,
     shape,
     softmax,
@@ -56,9 +59,9 @@ from .sampling import *  # noqa: F403
 from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
-    aliasing, conversion, copying, binary, unary, pointwise, closeness, softmax, reduction, sorting,
-    searching, sampling, shape, transposing, strided, joining, splitting, rearranging, indexing,
-    gather_scatter, masked, linalg, contraction)
+    aliasing, conversion, copying, binary, unary, pointwise, closeness, softmax, reduction,
+    minmax, norms, scan, sorting, searching, sampling, shape, transposing, strided, joining,
+    splitting, rearranging, indexing, gather_scatter, masked, products, contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -5,7 +5,7 @@ default device when not given, numbers, ``memory_format=``, and the nested data 
 ``finish``, which sets ``requires_grad`` and honours ``out=``. Fill values are checked by
 ``ops.operands.checked_scalar``.
 
-Used by ``creation``, ``ranges``, ``sampling``, ``sampling_primitives`` and ``legacy``.
+Used by ``creation``, ``ranges``, ``sampling``, ``samplers`` and ``legacy``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every generator is a numpy PCG64 stream on the host, whatever its device: samples for a
 CUDA tensor are drawn there and copied over, so a seed gives the same values on every
 device. A generator's state is a CPU uint8 tensor (the bytes ``get_state`` returns) that
-the sampling primitives of ``sampling_primitives`` take as their first operand and
+the sampling primitives of ``samplers`` take as their first operand and
 return advanced, so that a recorded call replays to the same values: the samplers of
 ``sampling`` pass it in and store what comes back.
 

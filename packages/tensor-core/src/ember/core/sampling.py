@@ -1,7 +1,7 @@
 """Random sampling: ``rand``, ``randn``, ``randint``, ``normal``, ``multinomial``... and the
 in-place fills ``Tensor.uniform_``, ``normal_``, ``random_``...
 
-Each dispatches a primitive of ``sampling_primitives`` with its generator's state as the
+Each dispatches a primitive of ``samplers`` with its generator's state as the
 first operand and stores the state that comes back in the generator (on the meta device
 it comes back unchanged). The in-place fills draw out of place and write the values back
 (``copying.assign_inplace``). Arguments are checked here, before anything is drawn;
@@ -21,7 +21,7 @@ from .factory_args import _is_index, _like, _number, _sizes, finish, parse_size,
 from .ops.copying import assign_inplace, check_writable
 from .ops.operands import broadcast_shape, common_device, not_implemented, overflow_error
 from .random import Generator, generator_for
-from .sampling_primitives import (
+from .samplers import (
     _UNIFORM_BITS,
     BERNOULLI,
     CAUCHY,

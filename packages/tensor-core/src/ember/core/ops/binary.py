@@ -1,7 +1,7 @@
 """Binary elementwise ops: arithmetic, comparison, logical and bitwise, with broadcasting and
 torch's type promotion, their in-place forms and the Tensor operators (``+``, ``<``, ``&``...).
 
-Each primitive is one ``binary_op`` call (elementwise.py); ``add``, ``sub``, ``div`` and
+Each primitive is one ``binary_op`` call (elementwise_factory.py); ``add``, ``sub``, ``div`` and
 ``pow`` wrap theirs with the arguments torch adds (``alpha``, ``rounding_mode``).
 """
 
@@ -15,10 +15,10 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..tensor import Tensor
-from . import special
+from . import special_functions as special
 from .conversion import clone
 from .copying import FILL, assign_inplace, write_out
-from .elementwise import Refusals, binary_op
+from .elementwise_factory import Refusals, binary_op
 from .operands import LIMITS, overflow_error
 
 _BF16 = _dt.bfloat16

@@ -38,8 +38,8 @@ from .binary import mul
 from .conversion import cast
 from .copying import write_out, write_out_exact
 from .geometry import view_strides
-from .linalg import check_tensors, no_bool, result_array, scalar_type_error
 from .operands import LOW_PRECISION, check_operand, common_device, promote, upcast
+from .products import check_tensors, no_bool, result_array, scalar_type_error
 
 
 def _outer(x: Any, y: Any) -> Any:

@@ -19,20 +19,20 @@ from ..device import xp_of
 from ..dispatch import Op, dispatch, register
 from ..tensor import Tensor, wrap_dim
 from .binary import maximum, minimum
-from .reduction import (
-    _NP_I64,
-    _SELF,
-    _check_input,
-    _check_not_complex,
-    _Dims,
-    _dims,
-    _index,
-    _keepdim,
-    _one_dim,
-    _result,
-    _row_major,
+from .reduction_args import (
+    NP_I64,
+    SELF,
+    Dims,
+    check_input,
+    check_not_complex,
+    dim_index,
+    keepdim_of,
     named,
+    one_dim,
+    reduced_dims,
     reduction_rule,
+    row_major,
+    with_out,
 )
 
 _same_rule = reduction_rule("same")
@@ -41,7 +41,7 @@ _same_rule = reduction_rule("same")
 def _pair_rule(x: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
     """Values and their int64 indices, reduced over ``dim``."""
     values = _same_rule(x, dim, keepdim)
-    return values, meta.empty(values.shape, _NP_I64)
+    return values, meta.empty(values.shape, NP_I64)
 
 
 def _aminmax_rule(x: Any, dim: int | None = None, keepdim: bool = False) -> tuple[Any, Any]:
@@ -49,20 +49,20 @@ def _aminmax_rule(x: Any, dim: int | None = None, keepdim: bool = False) -> tupl
     return values, meta.empty(values.shape, values.dtype)
 
 
-def _amax_forward(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
-    return _row_major(x.max(axis=dim, keepdims=keepdim))
+def _amax_forward(x: Any, dim: int | Dims = None, keepdim: bool = False) -> Any:
+    return row_major(x.max(axis=dim, keepdims=keepdim))
 
 
-def _amin_forward(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
-    return _row_major(x.min(axis=dim, keepdims=keepdim))
+def _amin_forward(x: Any, dim: int | Dims = None, keepdim: bool = False) -> Any:
+    return row_major(x.min(axis=dim, keepdims=keepdim))
 
 
 def _ufunc_kernel(reduce: Any) -> Callable[..., Any]:
     """The CPU kernel of amax/amin: numpy's ufunc reduction, positionally (the array method
     the reference forward calls, for numpy and CuPy alike, goes through a Python layer)."""
 
-    def kernel(x: Any, dim: int | _Dims = None, keepdim: bool = False) -> Any:
-        return _row_major(reduce(x, dim, None, None, keepdim))
+    def kernel(x: Any, dim: int | Dims = None, keepdim: bool = False) -> Any:
+        return row_major(reduce(x, dim, None, None, keepdim))
 
     return kernel
 
@@ -74,9 +74,9 @@ def _aminmax_forward(x: Any, dim: int | None = None, keepdim: bool = False) -> t
 def _arg_forward(method: str) -> Callable[..., Any]:
     def forward(x: Any, dim: int | None = None, keepdim: bool = False) -> Any:
         if x.ndim == 0:
-            return xp_of(x).zeros((), _NP_I64)
+            return xp_of(x).zeros((), NP_I64)
         found = getattr(x, method)(axis=dim, keepdims=keepdim)
-        return _row_major(found.astype(_NP_I64, copy=False))
+        return row_major(found.astype(NP_I64, copy=False))
 
     return forward
 
@@ -85,27 +85,27 @@ def _extreme_dim_forward(method: str) -> Callable[..., Any]:
     def forward(x: Any, dim: int, keepdim: bool = False) -> tuple[Any, Any]:
         xp = xp_of(x)
         if x.ndim == 0:
-            return x.copy(), xp.zeros((), _NP_I64)
+            return x.copy(), xp.zeros((), NP_I64)
         indices = getattr(x, method)(axis=dim, keepdims=True)
         values = xp.take_along_axis(x, indices, axis=dim)
         if not keepdim:
             values, indices = values.squeeze(dim), indices.squeeze(dim)
-        return _row_major(values), _row_major(indices.astype(_NP_I64, copy=False))
+        return row_major(values), row_major(indices.astype(NP_I64, copy=False))
 
     return forward
 
 
-AMAX = register("amax", _amax_forward, _same_rule, "reduction", arg_names=_SELF)
-AMIN = register("amin", _amin_forward, _same_rule, "reduction", arg_names=_SELF)
+AMAX = register("amax", _amax_forward, _same_rule, "reduction", arg_names=SELF)
+AMIN = register("amin", _amin_forward, _same_rule, "reduction", arg_names=SELF)
 AMAX.register_kernel("cpu", _ufunc_kernel(np.maximum.reduce))
 AMIN.register_kernel("cpu", _ufunc_kernel(np.minimum.reduce))
-AMINMAX = register("aminmax", _aminmax_forward, _aminmax_rule, "reduction", arg_names=_SELF)
-MAX = register("max", _extreme_dim_forward("argmax"), _pair_rule, "reduction", arg_names=_SELF)
-MIN = register("min", _extreme_dim_forward("argmin"), _pair_rule, "reduction", arg_names=_SELF)
+AMINMAX = register("aminmax", _aminmax_forward, _aminmax_rule, "reduction", arg_names=SELF)
+MAX = register("max", _extreme_dim_forward("argmax"), _pair_rule, "reduction", arg_names=SELF)
+MIN = register("min", _extreme_dim_forward("argmin"), _pair_rule, "reduction", arg_names=SELF)
 ARGMAX = register("argmax", _arg_forward("argmax"), reduction_rule("index"), "reduction", False,
-                  arg_names=_SELF)
+                  arg_names=SELF)
 ARGMIN = register("argmin", _arg_forward("argmin"), reduction_rule("index"), "reduction", False,
-                  arg_names=_SELF)
+                  arg_names=SELF)
 
 
 def _check_nonempty(name: str, input: Tensor, dim: Any, error: type = RuntimeError) -> None:
@@ -118,21 +118,21 @@ def _check_nonempty(name: str, input: Tensor, dim: Any, error: type = RuntimeErr
         raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument.")
     for d in dim if isinstance(dim, (tuple, list)) else (dim,):
-        if data.ndim and data.shape[wrap_dim(_index(name, d), data.ndim, name)] == 0:
+        if data.ndim and data.shape[wrap_dim(dim_index(name, d), data.ndim, name)] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def _amax_like(op: Op, name: str, kernel: str, input: Tensor, dim: Any, keepdim: bool,
                out: Tensor | None) -> Tensor:
-    _check_input(name, input)
+    check_input(name, input)
     _check_nonempty(name, input, dim)
     ndim = input._data.ndim
-    dims = _dims(name, dim, ndim)
+    dims = reduced_dims(name, dim, ndim)
     if input._data.size:  # torch reaches the (real-only) kernel only with data
-        _check_not_complex(kernel, input)
-    keepdim = _keepdim(keepdim, ndim)
+        check_not_complex(kernel, input)
+    keepdim = keepdim_of(keepdim, ndim)
     params = None if dims is None and not keepdim else {"dim": dims, "keepdim": keepdim}
-    return _result(op.door((input,), params), name, out)
+    return with_out(op.door((input,), params), name, out)
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *,
@@ -158,13 +158,13 @@ def _extreme(op: Op, all_op: Op, name: str, binary: Callable[..., Tensor], input
         return _amax_like(all_op, name, f"{name}_all", input, None, False, out)
     if isinstance(dim, Tensor):
         return binary(input, dim, out=out)
-    _check_input(name, input)
+    check_input(name, input)
     ndim = input._data.ndim
-    d = _one_dim(name, dim, ndim)
+    d = one_dim(name, dim, ndim)
     _check_nonempty(name, input, d)
     if input.dtype.category == 3:
         raise RuntimeError(f"{name}(): does not support complex input")
-    results = dispatch(op, (input,), {"dim": d, "keepdim": _keepdim(keepdim, ndim)})
+    results = dispatch(op, (input,), {"dim": d, "keepdim": keepdim_of(keepdim, ndim)})
     return named(rt.max if op is MAX else rt.min, name, results, out)
 
 
@@ -183,14 +183,14 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor 
 
 def _arg(op: Op, input: Tensor, dim: Any, keepdim: bool, out: Tensor | None) -> Tensor:
     name = op.name
-    _check_input(name, input)
+    check_input(name, input)
     if input.dtype.category == 3 or input.dtype is _dt.bool:
         kind = "complex" if input.dtype.category == 3 else "bool"
         raise RuntimeError(f"{name}(): does not support {kind} input")
-    d = None if dim is None else _one_dim(name, dim, input._data.ndim)
+    d = None if dim is None else one_dim(name, dim, input._data.ndim)
     _check_nonempty(name, input, d, IndexError)
     params = {"dim": d, "keepdim": bool(keepdim)}
-    return _result(dispatch(op, (input,), params), name, out)
+    return with_out(dispatch(op, (input,), params), name, out)
 
 
 def argmax(input: Tensor, dim: Any = None, keepdim: bool = False, *,
@@ -207,17 +207,20 @@ def argmin(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 
 def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
     """torch.aminmax: ``(min, max)`` over one ``dim`` or all elements."""
-    _check_input("aminmax", input)
+    check_input("aminmax", input)
     ndim = input._data.ndim
     if dim is None:
         if input._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                                "operation has no identity.")
     else:
-        dim = _one_dim("aminmax", dim, ndim)
+        dim = one_dim("aminmax", dim, ndim)
         _check_nonempty("aminmax", input, dim)
         if ndim == 0:
             dim = None
-    _check_not_complex("aminmax_cpu", input)
-    results = dispatch(AMINMAX, (input,), {"dim": dim, "keepdim": _keepdim(keepdim, ndim)})
+    check_not_complex("aminmax_cpu", input)
+    results = dispatch(AMINMAX, (input,), {"dim": dim, "keepdim": keepdim_of(keepdim, ndim)})
     return named(rt.aminmax, "aminmax", results, None)
+
+FUNCTIONS = ["max", "min", "amax", "amin", "aminmax", "argmax", "argmin"]
+METHODS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in FUNCTIONS}

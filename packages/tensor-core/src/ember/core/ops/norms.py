@@ -7,6 +7,7 @@ Installed through ``reduction.py``, whose helpers these build on.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,49 +20,49 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .binary import sub
 from .conversion import cast
-from .reduction import (
-    _HALF,
-    _NP_F32,
-    _REAL,
-    _SELF,
-    _add_reduce,
-    _check_input,
-    _Dims,
-    _dims,
-    _index,
-    _keepdim,
-    _real,
-    _result,
-    _row_major,
+from .reduction_args import (
+    HALF,
+    NP_F32,
+    REAL_RULE,
+    SELF,
+    Dims,
+    add_reduce,
+    check_input,
+    dim_index,
+    keepdim_of,
+    real_dtype,
+    reduced_dims,
+    row_major,
+    with_out,
 )
 
 
-def _norm_forward(x: Any, dim: _Dims = None, keepdim: bool = False, p: float = 2.0) -> Any:
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+def _norm_forward(x: Any, dim: Dims = None, keepdim: bool = False, p: float = 2.0) -> Any:
+    w = x.astype(NP_F32) if x.dtype in HALF else x
     a = np.abs(w) if w.dtype.kind == "c" or p != 2.0 else w
     if p == 2.0:
-        r = np.sqrt(_add_reduce(a * a, dim, None, None, keepdim))
+        r = np.sqrt(add_reduce(a * a, dim, None, None, keepdim))
     elif p == 1.0:
-        r = _add_reduce(a, dim, None, None, keepdim)
+        r = add_reduce(a, dim, None, None, keepdim)
     elif p == math.inf:
         r = a.max(axis=dim, keepdims=keepdim)
     elif p == -math.inf:
         r = a.min(axis=dim, keepdims=keepdim)
     elif p == 0.0:
-        r = _add_reduce(a != 0, dim, a.dtype, None, keepdim)
+        r = add_reduce(a != 0, dim, a.dtype, None, keepdim)
     else:
         with np.errstate(divide="ignore", over="ignore"):  # 0 ** -p is inf, as torch has it
-            r = _add_reduce(a ** p, dim, None, None, keepdim) ** (1.0 / p)
-    return _row_major(r.astype(_real(x.dtype), copy=False))
+            r = add_reduce(a ** p, dim, None, None, keepdim) ** (1.0 / p)
+    return row_major(r.astype(real_dtype(x.dtype), copy=False))
 
 
 def _nuclear_norm_forward(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
     xp = xp_of(x)
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+    w = x.astype(NP_F32) if x.dtype in HALF else x
     r = xp.linalg.svd(xp.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
     if keepdim:
         r = xp.expand_dims(r, tuple(sorted(dim)))
-    return _row_major(r.astype(_real(x.dtype), copy=False))
+    return row_major(r.astype(real_dtype(x.dtype), copy=False))
 
 
 def _nuclear_norm_rule(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
@@ -69,7 +70,7 @@ def _nuclear_norm_rule(x: Any, dim: tuple[int, int], keepdim: bool = False) -> A
     unsqueezes and permutes back: the kept dims are strided as that view is."""
     batch = [i for i in range(x.ndim) if i not in dim]
     shape = [x.shape[i] for i in batch]
-    dt = _real(x.dtype)
+    dt = real_dtype(x.dtype)
     if not keepdim:
         return meta.empty(shape, dt)
     moved_strides = (*meta.contiguous_strides((*shape, 1)), 1)
@@ -80,14 +81,14 @@ def _nuclear_norm_rule(x: Any, dim: tuple[int, int], keepdim: bool = False) -> A
     return meta.strided(out_shape, dt, out_strides)
 
 
-NORM = register("norm", _norm_forward, _REAL, "reduction", arg_names=_SELF)
+NORM = register("norm", _norm_forward, REAL_RULE, "reduction", arg_names=SELF)
 NUCLEAR_NORM = register("nuclear_norm", _nuclear_norm_forward, _nuclear_norm_rule, "library",
-                        arg_names=_SELF)
+                        arg_names=SELF)
 
 
 def _norm_input(op: str, input: Tensor, dtype: Any) -> Tensor:
     """Refuse integer inputs; cast to ``dtype`` (torch allows no narrowing)."""
-    _check_input(op, input)
+    check_input(op, input)
     if input.dtype.category < 2:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(input.dtype)}")
@@ -110,7 +111,7 @@ def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = Fa
     ord may be inf, -inf or 0 (the count of non-zeros)."""
     input = _norm_input("linalg.vector_norm", input, dtype)
     p = float(ord)
-    dims = _dims("linalg.vector_norm", dim, input._data.ndim)
+    dims = reduced_dims("linalg.vector_norm", dim, input._data.ndim)
     if (p < 0 or p == math.inf) and input._data.size == 0:  # no identity
         what = f"{p:g}"
         if dims is None:
@@ -121,14 +122,14 @@ def vector_norm(input: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = Fa
                 raise RuntimeError(f"linalg.vector_norm cannot compute the {what} norm on the "
                                    f"dimension {d}because this dimension is empty and the "
                                    "operation does not have an identity")
-    params = {"dim": dims, "keepdim": _keepdim(keepdim, input._data.ndim), "p": p}
-    return _result(dispatch(NORM, (input,), params), "linalg.vector_norm", out)
+    params = {"dim": dims, "keepdim": keepdim_of(keepdim, input._data.ndim), "p": p}
+    return with_out(dispatch(NORM, (input,), params), "linalg.vector_norm", out)
 
 
 def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any,
                   out: Tensor | None) -> Tensor:
     input = _norm_input("linalg.matrix_norm", input, dtype)
-    if input._data.dtype in _HALF:
+    if input._data.dtype in HALF:
         raise RuntimeError(f"linalg.matrix_norm: Low precision dtypes not supported. Got "
                            f"{scalar_type_name(input.dtype)}")
     ndim = input._data.ndim
@@ -138,12 +139,12 @@ def _nuclear_norm(input: Tensor, dim: tuple[Any, ...], keepdim: bool, dtype: Any
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{' '.join(str(d) for d in dim)}")
-    d0, d1 = (wrap_dim(_index("linalg.matrix_norm", d), ndim, "linalg.matrix_norm")
+    d0, d1 = (wrap_dim(dim_index("linalg.matrix_norm", d), ndim, "linalg.matrix_norm")
               for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     params = {"dim": (d0, d1), "keepdim": bool(keepdim)}
-    return _result(dispatch(NUCLEAR_NORM, (input,), params), "linalg.matrix_norm", out)
+    return with_out(dispatch(NUCLEAR_NORM, (input,), params), "linalg.matrix_norm", out)
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
@@ -172,3 +173,6 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {scalar_type_name(dt)} instead.")
     return vector_norm(sub(input, other), p)
+
+FUNCTIONS = ["norm", "dist"]
+METHODS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in FUNCTIONS}

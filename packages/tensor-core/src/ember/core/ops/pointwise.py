@@ -32,7 +32,7 @@ from ..dtypes import demangled_type_name, scalar_type_name
 from ..tensor import Tensor
 from .conversion import cast
 from .copying import check_writable, write_out, write_out_exact
-from .elementwise import SAME_OUT
+from .elementwise_factory import SAME_OUT
 from .inplace import inplace
 from .operands import (
     LOW_PRECISION,

@@ -1,8 +1,9 @@
-"""Reductions: sum, mean, prod, var/std, logsumexp, all/any; the helpers of the family.
+"""Reductions: sum, mean, prod, var/std, logsumexp, all/any.
 
-Max/min live in ``minmax.py``, norms in ``norms.py`` and scans (cumsum...) in ``scan.py``;
-this module installs them all. Each public function checks its arguments, resolves ``dim``
-and dispatches one primitive, whose operand is the input and whose params are static.
+Max/min live in ``minmax.py``, norms in ``norms.py`` and scans (cumsum...) in ``scan.py``,
+the arguments they share in ``reduction_args.py``. Each public function checks its
+arguments, resolves ``dim`` and dispatches one primitive, whose operand is the input and
+whose params are static.
 ``dim`` is a tuple of non-negative dims, or None for all of them (also for every
 reduction of a 0-d tensor), except where torch takes a single int:
 
@@ -29,9 +30,7 @@ are. float16 and bfloat16 accumulate in float32 and round once, as torch does.
 from __future__ import annotations
 
 import builtins
-import math
-import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,114 +42,34 @@ from ..device import xp_of
 from ..dispatch import Op, dispatch, register
 from ..dtypes import scalar_type_name
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
-from ..tensor import Tensor, wrap_dim
+from ..tensor import Tensor
 from .conversion import cast
-from .copying import write_out
-from .operands import check_operand, not_implemented
+from .reduction_args import (
+    HALF,
+    NP_F32,
+    NP_I64,
+    REAL_RULE,
+    SELF,
+    Dims,
+    add_reduce,
+    check_input,
+    count_of,
+    keepdim_of,
+    named,
+    one_dim,
+    real_dtype,
+    reduced_dims,
+    reduction_rule,
+    row_major,
+    target_dtypes,
+    with_out,
+)
 
 _F32, _F64 = _dt.float32, _dt.float64
-_NP_F32 = np.dtype(np.float32)
-_NP_I64 = np.dtype(np.int64)
-_HALF = {_dt.float16.np, _dt.bfloat16.np}
 # dtypes that sum in themselves: numpy's pairwise summation, no accumulation dtype
 _WIDE = frozenset(np.dtype(d) for d in (np.float32, np.float64, np.complex64, np.complex128))
-# Typed Any: numpy's stubs cannot follow reductions whose keepdims is a runtime bool.
-_add_reduce: Any = np.add.reduce
 _mul_reduce: Any = np.multiply.reduce
 _empty = np.empty
-_tuple_new = tuple.__new__
-_Dims = tuple[int, ...] | None
-
-
-# ----------------------------------------------------------------------------- helpers
-
-def _index(op: str, d: Any) -> int:
-    try:
-        return operator.index(d)
-    except TypeError:
-        raise TypeError(f"{op}(): argument 'dim' must be int or tuple of ints, not "
-                        f"{type(d).__name__}") from None
-
-
-def _dims(op: str, dim: Any, ndim: int, empty_is_all: bool = True) -> _Dims:
-    """``dim`` (None, an int or a sequence) as a tuple of unique non-negative dims, or None
-    for all dims (also for a 0-d input, which has nothing to reduce)."""
-    if dim is None:
-        return None
-    if isinstance(dim, (tuple, list)):
-        if not dim and empty_is_all:
-            return None
-        dims = tuple(wrap_dim(_index(op, d), ndim, op) for d in dim)
-        for i, d in enumerate(dims):
-            if d in dims[:i]:
-                raise RuntimeError(f"{op}(): dim {d} appears multiple times in the list of dims")
-    else:
-        dims = (wrap_dim(_index(op, dim), ndim, op),)
-    return None if ndim == 0 else dims
-
-
-def _one_dim(op: str, dim: Any, ndim: int) -> int:
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
-    return wrap_dim(_index(op, dim), ndim, op)
-
-
-def _count(shape: tuple[int, ...], dims: _Dims) -> int:
-    if dims is None:
-        return math.prod(shape)
-    return math.prod(shape[d] for d in dims)
-
-
-def _row_major(r: Any) -> Any:
-    """``r`` row-major (numpy lays reductions of a transposed input out transposed)."""
-    return r if r.flags.c_contiguous else xp_of(r).ascontiguousarray(r)
-
-
-def _real(np_dtype: np.dtype) -> np.dtype:
-    return np_dtype if np_dtype.kind != "c" else np.dtype(np_dtype.char.lower())
-
-
-def _check_input(op: str, input: Any) -> None:
-    check_operand(op, "input", input, numbers=False)
-
-
-def _check_not_complex(kernel: str, input: Tensor) -> None:
-    """Where torch has no complex kernel it raises NotImplementedError naming the kernel."""
-    if input.dtype.category == 3:
-        raise not_implemented(kernel, input.dtype)
-
-
-def _keepdim(keepdim: Any, ndim: int) -> bool:
-    """A 0-d input reduces to 0-d whatever ``keepdim`` says, as in torch."""
-    return bool(keepdim) and ndim > 0
-
-
-def named(kind: Any, name: str, results: Sequence[Tensor], out: Any) -> Any:
-    """``results`` as the torch.return_types tuple ``kind``, written into ``out`` first
-    when it is given (a tuple of as many tensors)."""
-    if out is not None:
-        if not isinstance(out, (tuple, list)) or len(out) != len(results):
-            raise TypeError(f"{name}(): argument 'out' must be tuple of {len(results)} Tensors")
-        results = [write_out(name, o, r) for o, r in zip(out, results)]
-    return _tuple_new(kind, tuple(results))
-
-
-def _result(res: Tensor, name: str, out: Tensor | None) -> Tensor:
-    return res if out is None else write_out(name, out, res)
-
-
-def reduction_rule(result: str, real: bool = False) -> Callable[..., meta.MetaArray]:
-    """``meta.reduction(result)``; ``real``: complex inputs give their real dtype."""
-    base = meta.reduction(result)
-    if not real:
-        return base
-
-    def real_rule(x: Any, dim: Any = None, keepdim: bool = False, **params: Any
-                  ) -> meta.MetaArray:
-        out = base(x, dim, keepdim)
-        return meta.empty(out.shape, _real(out.dtype))
-
-    return real_rule
 
 
 def _logical_rule(x: Any, dim: Any = None, keepdim: bool = False) -> meta.MetaArray:
@@ -158,98 +77,85 @@ def _logical_rule(x: Any, dim: Any = None, keepdim: bool = False) -> meta.MetaAr
     return meta.empty(shape, np.uint8 if x.dtype == np.uint8 else np.bool_)
 
 
-def _target(x: Any, dtype: _dt.dtype | None, integers_widen: bool) -> tuple[Any, np.dtype, Any]:
-    """(input cast as torch casts it, result numpy dtype, accumulation dtype)."""
-    target = x.dtype
-    if dtype is not None:
-        target = dtype.np
-        if x.dtype != target:
-            x = x.astype(target)
-    elif integers_widen and target.kind in "biu":
-        target = _NP_I64
-    return x, target, (_NP_F32 if target in _HALF else target)
-
-
 # ----------------------------------------------------------------------------- sums
 
-def _sum_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _sum_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  dtype: _dt.dtype | None = None) -> Any:
-    x, target, acc = _target(x, dtype, True)
-    r = _add_reduce(x, dim, acc, None, keepdim)
-    return _row_major(r if acc is target else r.astype(target))
+    x, target, acc = target_dtypes(x, dtype, True)
+    r = add_reduce(x, dim, acc, None, keepdim)
+    return row_major(r if acc is target else r.astype(target))
 
 
-def _sum_cpu(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _sum_cpu(x: Any, dim: Dims = None, keepdim: bool = False,
              dtype: _dt.dtype | None = None) -> Any:
     """sum's CPU kernel: a float array summed whole goes straight into a 0-d array (numpy
     would return a scalar for the dispatcher to wrap: the hot path of a tiny sum)."""
     if dim is None and dtype is None and not keepdim:
         dt = x.dtype
         if dt in _WIDE:
-            return _add_reduce(x, None, None, _empty((), dt))
+            return add_reduce(x, None, None, _empty((), dt))
     return _sum_forward(x, dim, keepdim, dtype)
 
 
-def _nansum_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _nansum_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                     dtype: _dt.dtype | None = None) -> Any:
-    if x.dtype.kind == "f" or x.dtype in _HALF:
+    if x.dtype.kind == "f" or x.dtype in HALF:
         x = xp_of(x).where(np.isnan(x), x.dtype.type(0), x)
     return _sum_forward(x, dim, keepdim, dtype)
 
 
-def _mean_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _mean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                   dtype: _dt.dtype | None = None) -> Any:
     if dtype is None and x.dtype in _WIDE:  # the hot path
-        n = x.size if dim is None else _count(x.shape, dim)
+        n = x.size if dim is None else count_of(x.shape, dim)
         if n:
             if dim is None and not keepdim:
-                return _add_reduce(x, None) / n
-            return _row_major(_add_reduce(x, dim, None, None, keepdim) / n)
-    x, target, acc = _target(x, dtype, False)
-    total = _add_reduce(x, dim, acc, None, keepdim)
+                return add_reduce(x, None) / n
+            return row_major(add_reduce(x, dim, None, None, keepdim) / n)
+    x, target, acc = target_dtypes(x, dtype, False)
+    total = add_reduce(x, dim, acc, None, keepdim)
     # the mean of nothing is the nan torch returns (0 / 0; numpy would warn about it)
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.true_divide(total, _count(x.shape, dim))
-    return _row_major(r.astype(target, copy=False))
+        r = np.true_divide(total, count_of(x.shape, dim))
+    return row_major(r.astype(target, copy=False))
 
 
-def _nanmean_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _nanmean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                      dtype: _dt.dtype | None = None) -> Any:
-    x, target, acc = _target(x, dtype, False)
+    x, target, acc = target_dtypes(x, dtype, False)
     nan = np.isnan(x)
-    n = _add_reduce(~nan, dim, None, None, keepdim)
-    total = _add_reduce(xp_of(x).where(nan, x.dtype.type(0), x), dim, acc, None, keepdim)
+    n = add_reduce(~nan, dim, None, None, keepdim)
+    total = add_reduce(xp_of(x).where(nan, x.dtype.type(0), x), dim, acc, None, keepdim)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.true_divide(total, n)
-    return _row_major(r.astype(target, copy=False))
+    return row_major(r.astype(target, copy=False))
 
 
-def _prod_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _prod_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                   dtype: _dt.dtype | None = None) -> Any:
-    x, target, acc = _target(x, dtype, True)
+    x, target, acc = target_dtypes(x, dtype, True)
     r = _mul_reduce(x, dim, acc, None, keepdim)
-    return _row_major(r if acc is target else r.astype(target))
+    return row_major(r if acc is target else r.astype(target))
 
 
-_SELF = ("self",)
-_SUMMED, _SAME, _REAL = reduction_rule("sum"), reduction_rule("same"), reduction_rule("same", True)
-SUM = register("sum", _sum_forward, _SUMMED, "reduction", arg_names=_SELF)
-NANSUM = register("nansum", _nansum_forward, _SUMMED, "reduction", arg_names=_SELF)
-MEAN = register("mean", _mean_forward, _SAME, "reduction", arg_names=_SELF)
-NANMEAN = register("nanmean", _nanmean_forward, _SAME, "reduction", arg_names=_SELF)
-PROD = register("prod", _prod_forward, _SUMMED, "reduction", arg_names=_SELF)
+_SUMMED, _SAME = reduction_rule("sum"), reduction_rule("same")
+SUM = register("sum", _sum_forward, _SUMMED, "reduction", arg_names=SELF)
+NANSUM = register("nansum", _nansum_forward, _SUMMED, "reduction", arg_names=SELF)
+MEAN = register("mean", _mean_forward, _SAME, "reduction", arg_names=SELF)
+NANMEAN = register("nanmean", _nanmean_forward, _SAME, "reduction", arg_names=SELF)
+PROD = register("prod", _prod_forward, _SUMMED, "reduction", arg_names=SELF)
 SUM.register_kernel("cpu", _sum_cpu)
 
 
 def _sum_like(op: Op, input: Tensor, dim: Any, keepdim: bool, dtype: Any,
               out: Tensor | None) -> Tensor:
     ndim = input._data.ndim
-    dims, keepdim = _dims(op.name, dim, ndim), _keepdim(keepdim, ndim)
+    dims, keepdim = reduced_dims(op.name, dim, ndim), keepdim_of(keepdim, ndim)
     if dims is None and not keepdim and dtype is None:
-        return _result(op.door((input,), None), op.name, out)
+        return with_out(op.door((input,), None), op.name, out)
     params = {"dim": dims, "keepdim": keepdim, "dtype": None if dtype is None else
               _dt.to_dtype(dtype)}
-    return _result(op.door((input,), params), op.name, out)
+    return with_out(op.door((input,), params), op.name, out)
 
 
 # sum and mean check for __torch_function__ overrides themselves, to keep their hot paths
@@ -265,7 +171,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
     if dim is None and dtype is None and out is None and not keepdim and \
             input.__class__ is Tensor:  # the hot path: everything summed
         return SUM.door((input,), None)  # type: ignore[no-any-return]
-    _check_input("sum", input)
+    check_input("sum", input)
     return _sum_like(SUM, input, dim, keepdim, dtype, out)
 
 
@@ -275,7 +181,7 @@ _SUM_SPEC = spec_of(sum)
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
            out: Tensor | None = None) -> Tensor:
     """torch.nansum: sum treating NaN as zero."""
-    _check_input("nansum", input)
+    check_input("nansum", input)
     if input.dtype.category == 3:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     return _sum_like(NANSUM, input, dim, keepdim, dtype, out)
@@ -297,7 +203,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
             return MEAN.door((input,), {  # type: ignore[no-any-return]
                 "dim": (dim + ndim if dim < 0 else dim,), "keepdim": bool(keepdim),
                 "dtype": None})
-    _check_input("mean", input)
+    check_input("mean", input)
     if dtype is not None:
         dtype = _dt.to_dtype(dtype)
         if dtype.category < 2:
@@ -316,7 +222,7 @@ _MEAN_SPEC = spec_of(mean)
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
             out: Tensor | None = None) -> Tensor:
     """torch.nanmean: the mean of the non-NaN elements."""
-    _check_input("nanmean", input)
+    check_input("nanmean", input)
     if input.dtype.category < 2:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {scalar_type_name(input.dtype)}")
@@ -328,47 +234,48 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
          out: Tensor | None = None) -> Tensor:
     """torch.prod: the product over one ``dim`` or all elements; ints give int64."""
-    _check_input("prod", input)
+    check_input("prod", input)
     if dim is not None:
-        dim = _one_dim("prod", dim, input._data.ndim)
+        dim = one_dim("prod", dim, input._data.ndim)
     return _sum_like(PROD, input, dim, keepdim, dtype, out)
 
 
 # ----------------------------------------------------------------------------- var, std
 
-def _var_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _var_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
-    n = _count(x.shape, dim)
+    w = x.astype(NP_F32) if x.dtype in HALF else x
+    n = count_of(x.shape, dim)
     if n > correction and n > 0:
         r = _var(w, dim, keepdim, n, n - correction)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):  # torch's inf and nan, silently
             r = _var(w, dim, keepdim, n, builtins.max(0.0, n - correction))
-    return _row_major(r.astype(_real(x.dtype), copy=False))
+    return row_major(r.astype(real_dtype(x.dtype), copy=False))
 
 
-def _var(w: Any, dim: _Dims, keepdim: bool, n: int, dof: float) -> Any:
+def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
     # Two passes: the deviations from the mean are squared, not the raw values.
-    dev = w - np.true_divide(_add_reduce(w, dim, None, None, True), n)
+    dev = w - np.true_divide(add_reduce(w, dim, None, None, True), n)
     sq = dev.real * dev.real + dev.imag * dev.imag if dev.dtype.kind == "c" else dev * dev
-    return np.true_divide(_add_reduce(sq, dim, None, None, keepdim), dof)
+    return np.true_divide(add_reduce(sq, dim, None, None, keepdim), dof)
 
 
-def _std_forward(x: Any, dim: _Dims = None, keepdim: bool = False,
+def _std_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
-    return np.sqrt(_var_forward(w, dim, keepdim, correction)).astype(_real(x.dtype), copy=False)
+    w = x.astype(NP_F32) if x.dtype in HALF else x
+    return np.sqrt(_var_forward(w, dim, keepdim, correction)).astype(real_dtype(x.dtype),
+                                                                    copy=False)
 
 
-VAR = register("var", _var_forward, _REAL, "reduction", arg_names=_SELF)
-STD = register("std", _std_forward, _REAL, "reduction", arg_names=_SELF)
+VAR = register("var", _var_forward, REAL_RULE, "reduction", arg_names=SELF)
+STD = register("std", _std_forward, REAL_RULE, "reduction", arg_names=SELF)
 
 
 def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
               correction: Any, out: Tensor | None) -> Tensor:
     name = op.name
-    _check_input(name, input)
+    check_input(name, input)
     if isinstance(dim, bool):  # the legacy form std(input, unbiased)
         dim, unbiased = None, dim
     if unbiased is not None and correction is not None:
@@ -378,9 +285,9 @@ def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ndim = input._data.ndim
-    params = {"dim": _dims(name, dim, ndim), "keepdim": _keepdim(keepdim, ndim),
+    params = {"dim": reduced_dims(name, dim, ndim), "keepdim": keepdim_of(keepdim, ndim),
               "correction": float(correction)}
-    return _result(dispatch(op, (input,), params), name, out)
+    return with_out(dispatch(op, (input,), params), name, out)
 
 
 def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
@@ -401,7 +308,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     v = var(input, dim, unbiased, keepdim, correction=correction)
-    return _tuple_new(rt.var_mean, (v, mean(input, dim, keepdim)))
+    return named(rt.var_mean, "var_mean", (v, mean(input, dim, keepdim)), None)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
@@ -410,13 +317,13 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     s = std(input, dim, unbiased, keepdim, correction=correction)
-    return _tuple_new(rt.std_mean, (s, mean(input, dim, keepdim)))
+    return named(rt.std_mean, "std_mean", (s, mean(input, dim, keepdim)), None)
 
 
 # ----------------------------------------------------------------------------- logsumexp
 
-def _logsumexp_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+def _logsumexp_forward(x: Any, dim: Dims = None, keepdim: bool = False) -> Any:
+    w = x.astype(NP_F32) if x.dtype in HALF else x
     xp = xp_of(w)
     with np.errstate(invalid="ignore", divide="ignore"):
         # Shift by the largest real part; an infinite or empty maximum shifts by 0 instead,
@@ -424,57 +331,57 @@ def _logsumexp_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
         m = (w.real.max(axis=dim, keepdims=True) if w.size
              else xp.zeros(meta.reduced_shape(w.shape, dim, True), w.real.dtype))
         m = xp.where(np.isfinite(m), m, m.dtype.type(0))
-        r = np.log(_add_reduce(np.exp(w - m), dim, None, None, True)) + m
+        r = np.log(add_reduce(np.exp(w - m), dim, None, None, True)) + m
     if not keepdim:
         r = r.reshape(meta.reduced_shape(r.shape, dim, False))
-    return _row_major(r.astype(x.dtype, copy=False))
+    return row_major(r.astype(x.dtype, copy=False))
 
 
-LOGSUMEXP = register("logsumexp", _logsumexp_forward, _SAME, "reduction", arg_names=_SELF)
+LOGSUMEXP = register("logsumexp", _logsumexp_forward, _SAME, "reduction", arg_names=SELF)
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *,
               out: Tensor | None = None) -> Tensor:
     """torch.logsumexp: ``log(sum(exp(input)))`` over ``dim``, computed without overflow;
     integer inputs compute in the default float dtype."""
-    _check_input("logsumexp", input)
+    check_input("logsumexp", input)
     ndim = input._data.ndim
     if isinstance(dim, (tuple, list)) and not dim and ndim:
         raise RuntimeError("logsumexp(): expected at least one dim to reduce, got dim=()")
-    params = {"dim": _dims("logsumexp", dim, ndim), "keepdim": _keepdim(keepdim, ndim)}
+    params = {"dim": reduced_dims("logsumexp", dim, ndim), "keepdim": keepdim_of(keepdim, ndim)}
     if input.dtype.category < 2:
         input = cast(input, _dt.get_default_dtype())
-    return _result(dispatch(LOGSUMEXP, (input,), params), "logsumexp", out)
+    return with_out(dispatch(LOGSUMEXP, (input,), params), "logsumexp", out)
 
 
 # ----------------------------------------------------------------------------- all, any
 
-def _all_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
-    r = _row_major((x != 0).all(axis=dim, keepdims=keepdim))
+def _all_forward(x: Any, dim: Dims = None, keepdim: bool = False) -> Any:
+    r = row_major((x != 0).all(axis=dim, keepdims=keepdim))
     return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 
-def _any_forward(x: Any, dim: _Dims = None, keepdim: bool = False) -> Any:
-    r = _row_major((x != 0).any(axis=dim, keepdims=keepdim))
+def _any_forward(x: Any, dim: Dims = None, keepdim: bool = False) -> Any:
+    r = row_major((x != 0).any(axis=dim, keepdims=keepdim))
     return r.astype(np.uint8) if x.dtype == np.uint8 else r
 
 
-def _count_nonzero_forward(x: Any, dim: _Dims = None) -> Any:
-    return _row_major(_add_reduce(x != 0, dim, _NP_I64))
+def _count_nonzero_forward(x: Any, dim: Dims = None) -> Any:
+    return row_major(add_reduce(x != 0, dim, NP_I64))
 
 
-ALL = register("all", _all_forward, _logical_rule, "reduction", False, arg_names=_SELF)
-ANY = register("any", _any_forward, _logical_rule, "reduction", False, arg_names=_SELF)
+ALL = register("all", _all_forward, _logical_rule, "reduction", False, arg_names=SELF)
+ANY = register("any", _any_forward, _logical_rule, "reduction", False, arg_names=SELF)
 COUNT_NONZERO = register("count_nonzero", _count_nonzero_forward, reduction_rule("index"),
-                         "reduction", False, arg_names=_SELF)
+                         "reduction", False, arg_names=SELF)
 
 
 def _logical(op: Op, input: Tensor, dim: Any, keepdim: bool, out: Tensor | None) -> Tensor:
-    _check_input(op.name, input)
+    check_input(op.name, input)
     ndim = input._data.ndim
-    params = {"dim": _dims(op.name, dim, ndim, empty_is_all=False),
-              "keepdim": _keepdim(keepdim, ndim)}
-    return _result(dispatch(op, (input,), params), op.name, out)
+    params = {"dim": reduced_dims(op.name, dim, ndim, empty_is_all=False),
+              "keepdim": keepdim_of(keepdim, ndim)}
+    return with_out(dispatch(op, (input,), params), op.name, out)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False, *,
@@ -491,26 +398,15 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False, *,
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     """torch.count_nonzero: the number of non-zero elements over ``dim``, as int64."""
-    _check_input("count_nonzero", input)
-    params = {"dim": _dims("count_nonzero", dim, input._data.ndim)}
+    check_input("count_nonzero", input)
+    params = {"dim": reduced_dims("count_nonzero", dim, input._data.ndim)}
     return dispatch(COUNT_NONZERO, (input,), params)  # type: ignore[no-any-return]
 
 
-# The rest of the family builds on the helpers above, so it is imported last.
-from . import minmax, norms, scan  # noqa: E402
-
-max, min, amax, amin, aminmax = minmax.max, minmax.min, minmax.amax, minmax.amin, minmax.aminmax
-argmax, argmin = minmax.argmax, minmax.argmin
-norm, dist = norms.norm, norms.dist
-cumsum, cumprod, cummax, cummin = scan.cumsum, scan.cumprod, scan.cummax, scan.cummin
-logcumsumexp = scan.logcumsumexp
-
 FUNCTIONS = [
-    "sum", "nansum", "mean", "nanmean", "prod", "var", "std", "var_mean", "std_mean", "max",
-    "min", "amax", "amin", "aminmax", "argmax", "argmin", "logsumexp", "norm", "dist", "all",
-    "any", "count_nonzero", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    "sum", "nansum", "mean", "nanmean", "prod", "var", "std", "var_mean", "std_mean",
+    "logsumexp", "all", "any", "count_nonzero",
 ]
 
 METHODS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in FUNCTIONS
                                           if name not in ("var_mean", "std_mean")}
-METHODS.update(scan.INPLACE_SCANS)

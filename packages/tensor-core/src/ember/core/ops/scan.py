@@ -19,18 +19,18 @@ from ..dispatch import Op, dispatch, register
 from ..tensor import Tensor
 from .inplace import inplace
 from .operands import not_implemented
-from .reduction import (
-    _HALF,
-    _NP_F32,
-    _NP_I64,
-    _SELF,
-    _check_input,
-    _check_not_complex,
-    _one_dim,
-    _result,
-    _row_major,
-    _target,
+from .reduction_args import (
+    HALF,
+    NP_F32,
+    NP_I64,
+    SELF,
+    check_input,
+    check_not_complex,
     named,
+    one_dim,
+    row_major,
+    target_dtypes,
+    with_out,
 )
 
 
@@ -39,7 +39,7 @@ def _scan_rule(x: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
     scans are row-major whatever the input's layout."""
     if dtype is not None:
         return meta.empty(x.shape, dtype)
-    return meta.empty(x.shape, _NP_I64 if x.dtype.kind in "biu" else x.dtype)
+    return meta.empty(x.shape, NP_I64 if x.dtype.kind in "biu" else x.dtype)
 
 
 def _same_rule(x: Any, dim: int) -> Any:
@@ -47,7 +47,7 @@ def _same_rule(x: Any, dim: int) -> Any:
 
 
 def _pair_rule(x: Any, dim: int) -> Any:
-    return meta.empty(x.shape, x.dtype), meta.empty(x.shape, _NP_I64)
+    return meta.empty(x.shape, x.dtype), meta.empty(x.shape, NP_I64)
 
 
 def _along(x: Any, accumulate: Callable[..., Any], dim: int, **kw: Any) -> Any:
@@ -55,16 +55,16 @@ def _along(x: Any, accumulate: Callable[..., Any], dim: int, **kw: Any) -> Any:
     a 0-d tensor has to torch)."""
     if x.ndim == 0:
         return accumulate(x.reshape(1), axis=0, **kw).reshape(())
-    return _row_major(accumulate(x, axis=dim, **kw))
+    return row_major(accumulate(x, axis=dim, **kw))
 
 
 def _cumsum_forward(x: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
-    x, target, acc = _target(x, dtype, True)
+    x, target, acc = target_dtypes(x, dtype, True)
     return _along(x, np.add.accumulate, dim, dtype=acc).astype(target, copy=False)
 
 
 def _cumprod_forward(x: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
-    x, target, acc = _target(x, dtype, True)
+    x, target, acc = target_dtypes(x, dtype, True)
     return _along(x, np.multiply.accumulate, dim, dtype=acc).astype(target, copy=False)
 
 
@@ -72,24 +72,24 @@ def _cum_extreme_forward(ufunc: Any) -> Callable[..., tuple[Any, Any]]:
     def forward(x: Any, dim: int) -> tuple[Any, Any]:
         xp = xp_of(x)
         if x.ndim == 0:
-            return x.copy(), xp.zeros((), _NP_I64)
-        values = _row_major(ufunc.accumulate(x, axis=dim))
+            return x.copy(), xp.zeros((), NP_I64)
+        values = row_major(ufunc.accumulate(x, axis=dim))
         # torch's index is the latest position holding the running extreme (or a NaN, which
         # then stays the extreme): a running maximum of the positions where x attains it.
         hit = x == values
-        if x.dtype.kind == "f" or x.dtype in _HALF:
+        if x.dtype.kind == "f" or x.dtype in HALF:
             hit |= np.isnan(x)
         shape = [1] * x.ndim
         shape[dim] = x.shape[dim]
-        position = xp.arange(x.shape[dim], dtype=_NP_I64).reshape(shape)
+        position = xp.arange(x.shape[dim], dtype=NP_I64).reshape(shape)
         indices = np.maximum.accumulate(xp.where(hit, position, 0), axis=dim)
-        return values, _row_major(indices)
+        return values, row_major(indices)
 
     return forward
 
 
 def _logcumsumexp_forward(x: Any, dim: int) -> Any:
-    w = x.astype(_NP_F32) if x.dtype in _HALF else x
+    w = x.astype(NP_F32) if x.dtype in HALF else x
     if w.dtype.kind != "c":
         with np.errstate(invalid="ignore"):  # -inf + -inf along the way is fine
             return _along(w, np.logaddexp.accumulate, dim).astype(x.dtype, copy=False)
@@ -105,24 +105,24 @@ def _logcumsumexp_forward(x: Any, dim: int) -> Any:
             m = xp.where(np.isfinite(m), m, m.dtype.type(0))
             acc = out[i] = np.log(np.exp(acc - m) + np.exp(moved[i] - m)) + m
     r = xp.moveaxis(out, 0, dim if w.ndim else 0)
-    return _row_major((r.reshape(()) if w.ndim == 0 else r).astype(x.dtype, copy=False))
+    return row_major((r.reshape(()) if w.ndim == 0 else r).astype(x.dtype, copy=False))
 
 
-CUMSUM = register("cumsum", _cumsum_forward, _scan_rule, "scan", arg_names=_SELF)
-CUMPROD = register("cumprod", _cumprod_forward, _scan_rule, "scan", arg_names=_SELF)
+CUMSUM = register("cumsum", _cumsum_forward, _scan_rule, "scan", arg_names=SELF)
+CUMPROD = register("cumprod", _cumprod_forward, _scan_rule, "scan", arg_names=SELF)
 CUMMAX = register("cummax", _cum_extreme_forward(np.maximum), _pair_rule, "scan",
-                  arg_names=_SELF)
+                  arg_names=SELF)
 CUMMIN = register("cummin", _cum_extreme_forward(np.minimum), _pair_rule, "scan",
-                  arg_names=_SELF)
+                  arg_names=SELF)
 LOGCUMSUMEXP = register("logcumsumexp", _logcumsumexp_forward, _same_rule, "scan",
-                        arg_names=_SELF)
+                        arg_names=SELF)
 
 
 def _cumulative(op: Op, input: Tensor, dim: Any, dtype: Any, out: Tensor | None) -> Tensor:
-    _check_input(op.name, input)
-    params = {"dim": _one_dim(op.name, dim, input._data.ndim),
+    check_input(op.name, input)
+    params = {"dim": one_dim(op.name, dim, input._data.ndim),
               "dtype": None if dtype is None else _dt.to_dtype(dtype)}
-    return _result(dispatch(op, (input,), params), op.name, out)
+    return with_out(dispatch(op, (input,), params), op.name, out)
 
 
 def cumsum(input: Tensor, dim: Any, *, dtype: Any = None, out: Tensor | None = None) -> Tensor:
@@ -137,10 +137,10 @@ def cumprod(input: Tensor, dim: Any, *, dtype: Any = None, out: Tensor | None = 
 
 def _cum_extreme(op: Op, kind: Any, input: Tensor, dim: Any, out: Any) -> Any:
     name = op.name
-    _check_input(name, input)
-    d = _one_dim(name, dim, input._data.ndim)
+    check_input(name, input)
+    d = one_dim(name, dim, input._data.ndim)
     if input._data.ndim and input._data.size:  # torch copies 0-d and empty inputs unchecked
-        _check_not_complex(f"{name}_cpu", input)
+        check_not_complex(f"{name}_cpu", input)
     return named(kind, name, dispatch(op, (input,), {"dim": d}), out)
 
 
@@ -156,11 +156,11 @@ def cummin(input: Tensor, dim: Any, *, out: Any = None) -> Any:
 
 def logcumsumexp(input: Tensor, dim: Any, *, out: Tensor | None = None) -> Tensor:
     """torch.logcumsumexp: ``log(cumsum(exp(input)))`` along ``dim``, without overflow."""
-    _check_input("logcumsumexp", input)
+    check_input("logcumsumexp", input)
     if input.dtype.category < 2:
         raise not_implemented("logcumsumexp_out_cpu", input.dtype)
-    params = {"dim": _one_dim("logcumsumexp", dim, input._data.ndim)}
-    return _result(dispatch(LOGCUMSUMEXP, (input,), params), "logcumsumexp", out)
+    params = {"dim": one_dim("logcumsumexp", dim, input._data.ndim)}
+    return with_out(dispatch(LOGCUMSUMEXP, (input,), params), "logcumsumexp", out)
 
 
 def _same_dtype_scan(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
@@ -180,3 +180,7 @@ INPLACE_SCANS: dict[str, Callable[..., Tensor]] = {
     "cumsum_": inplace(_same_dtype_scan(cumsum, "cumsum"), "cumsum_"),
     "cumprod_": inplace(_same_dtype_scan(cumprod, "cumprod"), "cumprod_"),
 }
+
+FUNCTIONS = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+METHODS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in FUNCTIONS}
+METHODS.update(INPLACE_SCANS)

@@ -31,7 +31,7 @@ from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
-from .reduction import named, reduction_rule
+from .reduction_args import named, reduction_rule
 
 __all__: list[str] = []
 

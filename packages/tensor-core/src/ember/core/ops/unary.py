@@ -2,7 +2,7 @@
 special functions, rounding, float classification, and the unary Tensor operators
 (``-``, ``+``, ``abs``, ``~``).
 
-Each primitive is one ``unary_op`` call (elementwise.py); ``round`` and ``logit`` add the
+Each primitive is one ``unary_op`` call (elementwise_factory.py); ``round`` and ``logit`` add the
 parameter torch gives them.
 """
 
@@ -18,10 +18,10 @@ from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import dispatch, register
 from ..tensor import Tensor
-from . import special
+from . import special_functions as special
 from .conversion import cast, to
 from .copying import assign_inplace, check_castable, write_out, write_out_exact
-from .elementwise import SAME_OUT, Refusals, check_allowed, unary_op
+from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 
