@@ -1,6 +1,6 @@
-"""Dispatch-table samples of the pointwise primitives with several operands (pointwise.py)
-and of isclose (closeness.py): broadcasting, 0-d, empty and transposed operands, Python
-numbers among them, and the dtypes that make the wrappers promote."""
+"""Dispatch-table samples of the pointwise primitives with several operands (pointwise.py,
+fused_updates.py) and of isclose (closeness.py): broadcasting, 0-d, empty and transposed
+operands, Python numbers among them, and the dtypes that make the wrappers promote."""
 
 from __future__ import annotations
 

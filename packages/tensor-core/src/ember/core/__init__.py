@@ -32,6 +32,7 @@ from .ops import (
     contraction,
     conversion,
     copying,
+    fused_updates,
     gather_scatter,
     indexing,
     joining,
@@ -59,9 +60,9 @@ from .sampling import *  # noqa: F403
 from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
-    aliasing, conversion, copying, binary, unary, pointwise, closeness, softmax, reduction,
-    minmax, norms, scan, sorting, searching, sampling, shape, transposing, strided, joining,
-    splitting, rearranging, indexing, gather_scatter, masked, products, contraction)
+    aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
+    reduction, minmax, norms, scan, sorting, searching, sampling, shape, transposing, strided,
+    joining, splitting, rearranging, indexing, gather_scatter, masked, products, contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

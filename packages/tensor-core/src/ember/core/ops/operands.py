@@ -6,7 +6,7 @@ Kept flat on purpose: these functions sit on the hot path of every tiny op.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,10 +16,15 @@ from ..dtypes import LIMITS, c_type_name, scalar_type_name
 from ..tensor import Tensor
 from .conversion import cast
 
+if TYPE_CHECKING:
+    from ..dispatch import Op
+
 _SCALARS = (int, float, bool, complex)
 _NUMBERS = (bool, int, float, complex, np.generic)
 scalar_result = _dt.scalar_result
 LOW_PRECISION = (_dt.float16.np, _dt.bfloat16.np)
+_F32, _F64 = _dt.float32, _dt.float64
+_F32_MAX = float(np.finfo(np.float32).max)
 
 
 def device_mismatch(op: str, a: device, b: device) -> RuntimeError:
@@ -183,6 +188,25 @@ def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
                         f"{op}: The size of tensor a ({out[i]}) must match the size of tensor b "
                         f"({n}) at non-singleton dimension {i}")
     return tuple(out)
+
+
+def plain_number(value: Any, t: Tensor) -> bool:
+    """An int or float that the float32/float64 tensor ``t`` takes as it is (numpy treats
+    Python numbers as weakly typed, as torch does): the hot path checks nothing more."""
+    cls = value.__class__
+    if cls is not float and cls is not int:
+        return False
+    dt = t.dtype
+    return dt is _F64 or dt is _F32 and -_F32_MAX <= value <= _F32_MAX
+
+
+def broadcasting(op: Op, operands: tuple[Any, ...], params: dict[str, Any] | None = None
+                 ) -> Tensor:
+    """Dispatch ``op``; numpy's error for operands that do not broadcast becomes torch's."""
+    try:
+        return op.door(operands, params)  # type: ignore[no-any-return]
+    except ValueError:
+        raise broadcast_error(op.name, *operands) from None
 
 
 def broadcast_error(op: str, *arrays: Any) -> RuntimeError:
