@@ -1,0 +1,250 @@
+"""The kernel step of the dispatcher: an op's kernel for its operands' device, called on
+their arrays, the results wrapped into Tensors (views sharing their base's version
+counter; in-place results bumping their target's).
+
+For ops on plain CPU tensors the step is generated per op (``cpu_runner``): the kernel
+called with its keywords spelled out and nothing looked up, the dispatcher's own door
+checks (something engaged, an operand requiring grad) inlined when it builds the door.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import dtypes as _dt
+from .device import CPU, device, enter_device
+from .tensor import Tensor, bump_version, make
+
+if TYPE_CHECKING:
+    from .dispatch import Op
+
+_FROM_NP = _dt._FROM_NP
+_ndarray = np.ndarray
+_generic = np.generic
+_new = object.__new__
+
+
+def _op_device(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> device:
+    """The device an op runs on: ``params["device"]`` for ops that take one, else the first
+    tensor operand's."""
+    if op.device_param:
+        return params["device"]  # type: ignore[index]
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+    raise RuntimeError(f"{op.name}: no tensor operand to take the device from")
+
+
+def general_runner(op: Op) -> Callable[..., Any]:
+    """Step 5 for any op on any device."""
+    table = op.table
+
+    def run(args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+        dev = _op_device(op, args, params)
+        fn = table[dev.type]
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        if dev.type == "cuda" and dev.index is not None:
+            with enter_device(dev):
+                out = fn(*arrays, **params) if params else fn(*arrays)
+        else:
+            out = fn(*arrays, **params) if params else fn(*arrays)
+        if op.mutates:
+            target = args[0]
+            if out is not target._data:
+                target._data = out
+            bump_version(target)
+            return target
+        if out.__class__ is tuple:
+            return tuple(_wrap(op, args, x, dev, True) for x in out)
+        return _wrap(op, args, out, dev, False)
+
+    return run
+
+
+def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
+               ) -> Callable[..., Any]:
+    """The kernel step (``door=None``: ``op.run``) or the whole dispatch (``op.door``) of
+    ``op``, with a path that looks nothing up for one to three operands the first of which
+    is a plain CPU tensor (the hot path of tiny ops); anything else goes to ``fallback``,
+    which does the same in general. ``door`` names the dispatcher's ``engaged``, ``_full``
+    (the steps when something is engaged) and ``_graded`` (an operand requires grad).
+
+    It is generated from ``_RUNNER`` for the op: the kernel is called with its keywords
+    spelled out (a call unpacking a dict costs several times one with keywords), and only
+    the branch for the op's kind (plain, view, in-place) is kept."""
+    fn = op.table["cpu"]
+    calls = [_keyword_call(fn, n) for n in (1, 2, 3)]
+    tail = _MUTATING_TAIL if op.mutates else _VIEW_TAIL if op.view else _PLAIN_TAIL
+    source = _RUNNER.format(
+        door_check=_DOOR_CHECK if door else "", call1=calls[0], call2=calls[1],
+        call3=calls[2], grad1=_grad_check("a._requires_grad", 8, door),
+        grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
+        grad2n=_grad_check("a._requires_grad", 12, door),
+        grad3=_grad_check("grad or a._requires_grad", 8, door), tail=tail)
+    # __name__: warnings raised in the generated code come from this module (the filter that
+    # silences numpy's floating-point warnings for Ember's own calls matches on it)
+    namespace = {"__name__": __name__, "fn": fn, "op": op, "fallback": fallback,
+                 "Tensor": Tensor, "CPU": CPU, "_ndarray": _ndarray, "_generic": _generic,
+                 "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
+                 **(door or {})}
+    exec(source, namespace)  # noqa: S102 - generated from the templates below only
+    run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
+    return run
+
+
+_RUNNER = """
+def run(args, params):
+{door_check}    a = args[0]
+    if a.__class__ is not Tensor or a.device is not CPU:
+        return fallback(args, params)
+    n = len(args)
+    if n == 1:
+{grad1}        out = fn(a._data) if params is None else {call1}
+    elif n == 2:
+        b = args[1]
+        if b.__class__ is Tensor:
+{grad2}            y = b._data
+        elif isinstance(b, Tensor):  # a subclass
+            return fallback(args, params)
+        else:
+{grad2n}            y = b
+        out = fn(a._data, y) if params is None else {call2}
+    elif n == 3:
+        b, c = args[1], args[2]
+        if b.__class__ is Tensor:
+            y = b._data
+            grad = b._requires_grad
+        elif isinstance(b, Tensor):
+            return fallback(args, params)
+        else:
+            y, grad = b, False
+        if c.__class__ is Tensor:
+            z = c._data
+            grad = grad or c._requires_grad
+        elif isinstance(c, Tensor):
+            return fallback(args, params)
+        else:
+            z = c
+{grad3}        out = fn(a._data, y, z) if params is None else {call3}
+    else:
+        return fallback(args, params)
+{tail}"""
+_DOOR_CHECK = """    if engaged.count:
+        return _full(op, args, params)
+"""
+
+
+def _grad_check(condition: str, indent: int, door: dict[str, Any] | None) -> str:
+    """The door's autograd test (``_graded`` when an operand requires grad), indented."""
+    if not door:
+        return ""
+    pad = " " * indent
+    return f"{pad}if {condition}:\n{pad}    return _graded(op, args, params)\n"
+
+
+
+_MUTATING_TAIL = """    if out is not a._data:
+        a._data = out
+    vc = a._vc
+    if vc is None:
+        a._vc = [1]
+    else:
+        vc[0] += 1
+    return a
+"""
+_NEW_TENSOR = """    if out.__class__ is not _ndarray:
+        if out.__class__ is tuple or not isinstance(out, _generic):
+            return _finish(op, args, out, CPU)
+        out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
+    t = _new(Tensor)
+    t._data = out
+    t.dtype = _FROM_NP[out.dtype]
+    t.device = CPU
+    t._requires_grad = False
+    t.grad = None
+    t.grad_fn = None
+    t._ag = None
+"""
+_VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
+    if vc is None:
+        vc = a._vc = [0]
+    t._vc = vc
+    root = a._base
+    t._base = a if root is None else root
+    return t
+"""
+_PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
+    t._base = None
+    return t
+"""
+
+
+def _keyword_call(fn: Callable[..., Any], arity: int) -> str:
+    """The expression calling ``fn(*arrays, **params)`` for ``arity`` arrays (named
+    ``a._data``, ``y``, ``z``) with the keywords of ``fn``'s signature spelled out."""
+    arrays = ", ".join(["a._data", "y", "z"][:arity])
+    unpacked = f"fn({arrays}, **params)"
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin: no signature to read
+        return unpacked
+    kinds = [p.kind for p in sig.parameters.values()]
+    positional = kinds.count(inspect.Parameter.POSITIONAL_ONLY) + kinds.count(
+        inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [p for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    variadic = inspect.Parameter.VAR_POSITIONAL in kinds  # cat(*arrays, dim)
+    if (inspect.Parameter.VAR_KEYWORD in kinds or not named
+            or positional > arity or (positional < arity and not variadic)):
+        return unpacked
+    if any(p.default is not p.empty and not _literal(p.default) for p in named):
+        return unpacked
+    # a param fn does not take would be dropped here: the table test's replay, which calls
+    # the forward with the params unpacked, refuses it
+    items = [f"{p.name}=params[{p.name!r}]" if p.default is p.empty else
+             f"{p.name}=params.get({p.name!r}, {p.default!r})" for p in named]
+    return f"fn({arrays}, {', '.join(items)})"
+
+
+def _literal(value: Any) -> bool:
+    """Whether ``repr(value)`` spells ``value`` in generated code."""
+    return value is None or value.__class__ in (bool, int, float, str) or (
+        value.__class__ is tuple and all(_literal(v) for v in value))
+
+
+def _finish(op: Op, args: tuple[Any, ...], out: Any, dev: device) -> Any:
+    if op.mutates:
+        target = args[0]
+        if out is not target._data:
+            target._data = out
+        bump_version(target)
+        return target
+    if out.__class__ is tuple:
+        return tuple(_wrap(op, args, x, dev, True) for x in out)
+    return _wrap(op, args, out, dev, False)
+
+
+def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> Any:
+    if out is None:
+        return None
+    if out.__class__ is not _ndarray and isinstance(out, _generic):
+        out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
+    dt = _FROM_NP.get(out.dtype)
+    if dt is None:
+        dt = _dt.from_numpy_dtype(out.dtype)
+    if op.view:
+        base = args[0]
+        t = make(out, dt, base.device)
+        vc = base._vc
+        if vc is None:
+            vc = base._vc = [0]
+        t._vc = vc
+        root = base._base
+        t._base = base if root is None else root
+        return t
+    if many and out.__class__ is _ndarray and dev.type != "cpu":
+        dev = CPU  # a host array among the outputs of a device op (a random op's state)
+    return make(out, dt, dev)
