@@ -1,5 +1,6 @@
 """The products save no more for backward than torch does: every differentiable op of
-products.py and contraction.py, with each tensor operand requiring grad or not."""
+products.py, contraction.py and einsum_contraction.py, with each tensor operand requiring
+grad or not."""
 
 import itertools
 

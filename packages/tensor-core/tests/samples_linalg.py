@@ -1,6 +1,7 @@
-"""Dispatch-table samples of the products (products.py, contraction.py): every rank
-combination of matmul and its fixed-rank forms, broadcast batches and inputs, 0-d, empty and
-transposed operands, and the params that change a result's geometry."""
+"""Dispatch-table samples of the products (products.py, contraction.py,
+einsum_contraction.py): every rank combination of matmul and its fixed-rank forms, broadcast
+batches and inputs, 0-d, empty and transposed operands, and the params that change a
+result's geometry."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ from .ops import (
     contraction,
     conversion,
     copying,
+    einsum_contraction,
     fused_updates,
     gather_scatter,
     indexing,
@@ -62,7 +63,8 @@ from .tensor import Size, Tensor
 OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
     reduction, minmax, norms, scan, sorting, searching, sampling, shape, transposing, strided,
-    joining, splitting, rearranging, indexing, gather_scatter, masked, products, contraction)
+    joining, splitting, rearranging, indexing, gather_scatter, masked, products, contraction,
+    einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
