@@ -53,7 +53,7 @@ def _trunc_divide(x: Any, y: Any) -> Any:
     if getattr(x, "dtype", np.dtype(type(x))).kind in "iub":
         _check_int_zero_division("div", x, y)
         q = np.abs(x) // np.abs(y)  # exact for integers, unlike a float quotient
-        return np.where((np.asarray(x) < 0) != (np.asarray(y) < 0), -q, q)
+        return np.where((x < 0) != (y < 0), -q, q)
     return np.trunc(np.true_divide(x, y))
 
 
@@ -69,7 +69,7 @@ def _power(x: Any, y: Any) -> Any:
         if y == 0.5:
             return np.sqrt(x)
         return np.power(x, y)
-    if _is_integral(x) and _is_integral(y) and np.any(np.asarray(y) < 0):
+    if _is_integral(x) and _is_integral(y) and np.any(y < 0):
         return _integer_power(x, y)
     return np.power(x, y)
 
@@ -83,9 +83,11 @@ def _is_integral(v: Any) -> bool:
 def _integer_power(x: Any, y: Any) -> Any:
     # torch's integer pow: x ** negative is 1 for x == 1, +-1 for x == -1, else 0
     positive = np.power(x, np.maximum(y, 0))
-    ones = np.ones((), positive.dtype)
+    # scalars of the result's dtype (signed: an unsigned exponent is never negative), which
+    # the array module of x takes as they are
+    one, zero = positive.dtype.type(1), positive.dtype.type(0)
     odd = (y % 2).astype(bool)
-    negative = np.where(x == 1, ones, np.where(x == -1, np.where(odd, -ones, ones), 0 * ones))
+    negative = np.where(x == 1, one, np.where(x == -1, np.where(odd, -one, one), zero))
     return np.where(y < 0, negative, positive).astype(positive.dtype)
 
 

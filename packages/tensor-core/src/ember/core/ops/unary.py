@@ -46,7 +46,7 @@ def _reciprocal(x: Any) -> Any:
 
 
 def _relu(x: Any) -> Any:
-    return np.maximum(x, np.zeros((), x.dtype))
+    return np.maximum(x, x.dtype.type(0))  # a scalar of x's dtype: bfloat16 stays bfloat16
 
 
 def _square(x: Any) -> Any:
@@ -199,7 +199,7 @@ def _sinc(x: Any) -> Any:
         y = np.pi * x
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.sin(y) / y
-    return np.where(x == 0, np.ones((), r.dtype), r)
+    return np.where(x == 0, r.dtype.type(1), r)
 
 
 def _scale(factor: float) -> Callable[..., Any]:
@@ -276,10 +276,10 @@ def _logit(x: Any, *, eps: float | None) -> Any:
     # as torch: bounds in the tensor's dtype (1 - eps rounds there), no clamp for eps=0/NaN
     dt = x.dtype
     if eps is not None and eps == eps and eps != 0:
-        lo = np.asarray(eps).astype(dt)
-        x = np.clip(x, lo, (np.ones((), dt) - lo).astype(dt))
+        lo = dt.type(eps)
+        x = np.clip(x, lo, dt.type(1) - lo)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(x / (np.ones((), dt) - x)).astype(dt, copy=False)
+        return np.log(x / (dt.type(1) - x)).astype(dt, copy=False)
 
 
 LOGIT = register("logit", _logit, meta.elementwise("float"), "elementwise", arg_names=("self",))
