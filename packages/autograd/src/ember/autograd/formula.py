@@ -59,7 +59,9 @@ X, XY, R = (0,), (0, 1), True
 
 def crossed(edges: tuple[Any, ...]) -> tuple[int, ...]:
     """Products: each operand is read only for the other one's gradient."""
-    return tuple(i for i in (0, 1) if edges[1 - i] is not None)
+    if edges[1] is None:
+        return (1,) if edges[0] is not None else ()
+    return (0, 1) if edges[0] is not None else (0,)
 
 
 def needed(*indices: int) -> Callable[[tuple[Any, ...]], bool]:

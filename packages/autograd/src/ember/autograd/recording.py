@@ -35,6 +35,7 @@ _node_classes: dict[str, type[Node]] = {}
 _COPY_ = REGISTRY["copy_"]
 _CLONE = REGISTRY["clone"]
 _WRITEBACK = {"writeback": True}
+_NONE, _BOTH = (None,), (0, 1)
 
 
 def node_class(name: str) -> type[Node]:
@@ -66,20 +67,9 @@ def set_formula(op: Op, formula: Formula) -> None:
 
 
 def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
-    """``(next, metas, versions)``: an edge, the metadata and the version of each operand."""
-    if len(args) == 1:
-        x = args[0]
-        if x.__class__ is Tensor:  # the common unary case, inlined
-            vc = x._vc
-            meta = ((x._data.shape, x.dtype, x.device),)
-            version = (0 if vc is None else vc[0],)
-            if not x._requires_grad:
-                return (None,), meta, version
-            fn = x.grad_fn
-            if fn is None:
-                return ((x, 0),), meta, version
-            m = x._ag
-            return ((fn, 0 if m is None else m.output_nr),), meta, version
+    """``(next, metas, versions)``: per operand, where its gradient goes (its node and
+    output number, ``(x, 0)`` for a leaf, None when it needs none), its shape, dtype and
+    device, and its version. Numbers get None in all three."""
     nxt: list[Any] = []
     metas: list[Any] = []
     versions: list[Any] = []
@@ -139,7 +129,7 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
     out._requires_grad = True
     out.grad_fn = node
     keep = f.saves_result
-    if not isinstance(keep, bool):
+    if callable(keep):
         keep = keep(node.next)
     if keep:
         node.out = _alias(out)
@@ -153,7 +143,8 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
 
 
 def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int) -> Node:
-    """The node of one run of a registered op, linked to its inputs' nodes."""
+    """The node of one run of a registered op, linked to its inputs' nodes. A plain tensor
+    and at most one more operand (a training step's common case) take an inlined path."""
     node = _new(f.node_class)
     node.op = op
     node.params = params
@@ -161,18 +152,62 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
     node.seq = _next_seq()
     node.n_out = n_out
     node.extra = None
-    nxt, metas, versions = edges(args)
+    n = len(args)
+    x = args[0]
+    if n <= 2 and x.__class__ is Tensor:
+        meta = (x._data.shape, x.dtype, x.device)
+        vc = x._vc
+        version = 0 if vc is None else vc[0]
+        edge = _edge(x)
+        y = args[1] if n == 2 else _NONE
+        if y is _NONE:
+            nxt: tuple[Any, ...] = (edge,)
+            node.metas = (meta,)
+            node.versions = (version,)
+        elif y.__class__ is Tensor:
+            nxt = (edge, _edge(y))
+            node.metas = (meta, (y._data.shape, y.dtype, y.device))
+            vc = y._vc
+            node.versions = (version, 0 if vc is None else vc[0])
+        else:  # a number: kept, as numbers cost nothing to keep
+            nxt = (edge, None)
+            node.metas = (meta, None)
+            node.versions = (version, None)
+        saved = f.saved
+        if callable(saved):
+            saved = saved(nxt)
+        if n == 1:
+            node.args = args if saved else _NONE
+        elif saved == _BOTH:
+            node.args = args
+        else:
+            node.args = (x if 0 in saved else None,
+                         y if 1 in saved or y.__class__ is not Tensor else None)
+    else:  # more operands, or a first one that is no plain tensor
+        nxt, metas, versions = edges(args)
+        node.metas = metas
+        node.versions = versions
+        saved = f.saved
+        if callable(saved):
+            saved = saved(nxt)
+        # the operands the formula reads, and the numbers (which cost nothing to keep)
+        node.args = tuple(a if m is None or i in saved else None
+                          for i, (a, m) in enumerate(zip(args, metas)))
     node.next = nxt
-    node.metas = metas
-    node.versions = versions
-    saved = f.saved
-    if not isinstance(saved, tuple):
-        saved = saved(nxt)
-    node.args = tuple(a if m is None or i in saved else None
-                      for i, (a, m) in enumerate(zip(args, metas)))
     if f.variants:
         node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
     return node
+
+
+def _edge(x: Tensor) -> Any:
+    """Where the gradient of operand ``x`` goes (see ``edges``)."""
+    if not x._requires_grad:
+        return None
+    fn = x.grad_fn
+    if fn is None:
+        return (x, 0)
+    m = x._ag
+    return (fn, 0 if m is None else m.output_nr)
 
 
 def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
@@ -188,10 +223,10 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
             if i:
                 set_output_nr(o, i)
     keep = f.saves_result
-    if not isinstance(keep, (bool, tuple)):
+    if callable(keep):
         keep = keep(node.next)
     if keep:
-        kept = range(len(outs)) if keep is True else keep
+        kept = keep if isinstance(keep, tuple) else range(len(outs))
         node.out = tuple(_alias(o) if i in kept and isinstance(o, Tensor) else None
                          for i, o in enumerate(outs))
         node.out_version = tuple(None if o is None else o._version for o in node.out)

@@ -1,0 +1,42 @@
+"""The door's extension points with autograd installed: a subclass view keeps its history,
+and dispatch modes see primitives after autograd, the ones backward runs included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from autograd_oracle import E
+
+from ember.core.dispatch_modes import TorchDispatchMode
+
+
+class _Log(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.names.append(func.__name__.split(".")[0])
+        return func(*args, **(kwargs or {}))
+
+
+def test_as_subclass_keeps_history() -> None:
+    class Tagged(E.Tensor):
+        pass
+
+    x = E.ones(2, requires_grad=True)
+    y = x.as_subclass(Tagged)
+    assert type(y) is Tagged and y.grad_fn is not None and y.grad_fn.name() == "AliasBackward0"
+
+
+def test_dispatch_mode_sees_primitives_after_autograd_including_backward() -> None:
+    log = _Log()
+    x = E.ones(3, requires_grad=True)
+    with log:
+        y = (x * 2).exp().sum()
+        y.backward()
+    assert log.names[:3] == ["mul", "exp", "sum"]
+    backward = log.names[3:]
+    assert "mul" in backward and "exp" not in backward  # exp's gradient reuses its result
+    np.testing.assert_allclose(np.asarray(x.grad), 2 * np.exp(2.0) * np.ones(3), rtol=1e-6)
