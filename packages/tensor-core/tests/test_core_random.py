@@ -144,6 +144,26 @@ def test_generators_used_in_turn_keep_their_streams():
             np.testing.assert_array_equal(turn[s], np.array(ember.rand(3, generator=alone)))
 
 
+
+@pytest.mark.parametrize("cached_half", [False, True])
+def test_state_bytes_read_from_memory_match_the_public_state(cached_half):
+    """The fast reader of a stream's state gives the bytes ``bits.state`` spells, and they
+    decode back to the same stream."""
+    from ember.core import random as rnd
+
+    bits = np.random.PCG64(2024)
+    stream = np.random.Generator(bits)
+    stream.standard_normal(5)
+    if cached_half:
+        stream.integers(0, 9, 1, dtype=np.uint32)
+    seed = (2024).to_bytes(8, "little")
+    fast, public = rnd._pack(seed, bits), rnd._pack_public(seed, bits)
+    np.testing.assert_array_equal(fast, public)
+    assert not fast.flags.writeable
+    again = rnd._decode(fast)
+    assert again.bit_generator.state == bits.state
+    np.testing.assert_array_equal(again.random(4), stream.random(4))
+
 META_DRAWS = [
     "m.rand(3, device='meta')", "m.randn(2, 3, device='meta')",
     "m.randint(0, 5, (4,), device='meta')",

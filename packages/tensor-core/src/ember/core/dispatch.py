@@ -100,11 +100,8 @@ class Op:
                       "meta": kernels.get("meta", meta_rule)}
         general = general_runner(self)
         door = _general_door(self)
-        if self.device_param:
-            self.run, self.door = general, door
-        else:
-            self.run = cpu_runner(self, general, None)
-            self.door = cpu_runner(self, door, _DOOR_NAMES)
+        self.run = cpu_runner(self, general, None)
+        self.door = cpu_runner(self, door, _DOOR_NAMES)
 
     def register_kernel(self, device_type: str, kernel: Callable[..., Any] | None) -> None:
         """Use ``kernel`` for this op on ``device_type`` (None: back to the reference)."""

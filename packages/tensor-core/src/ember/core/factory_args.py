@@ -18,7 +18,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import meta
-from .device import array_module, canonical, check_dtype_supported, device, get_default_device
+from .device import CPU, array_module, canonical, check_dtype_supported, device, get_default_device
 from .layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .ops.copying import write_out
 from .ops.operands import checked_scalar
@@ -64,8 +64,12 @@ def _is_index(x: Any) -> bool:
 
 def _sizes(op: str, size: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, ...]:
     """The shape of ``zeros(*size)`` and friends, which also take ``size=`` by keyword."""
-    if not kwargs and size and all(s.__class__ is int and s >= 0 for s in size):
-        return size  # the common call, ``zeros(4, 4)``
+    if not kwargs and size:
+        for s in size:
+            if s.__class__ is not int or s < 0:
+                break
+        else:
+            return size  # the common call, ``zeros(4, 4)``
     if kwargs:
         if size or set(kwargs) != {"size"}:
             raise TypeError(f"{op}() got unexpected keyword arguments {sorted(kwargs)}")
@@ -80,6 +84,8 @@ def target(dtype: Any, dev: Any, default: _dt.dtype | None = None) -> tuple[_dt.
     and the default device (``set_default_device``, ``with device(...)``) when not given."""
     dt = _dt.to_dtype(dtype) if dtype is not None else (default or _dt.get_default_dtype())
     d = get_default_device() if dev is None else canonical(device(dev))
+    if d is CPU:
+        return dt, d
     if d.type == "cuda":
         array_module(d)  # raises clearly when CUDA is missing
         check_dtype_supported(dt, d)
@@ -326,7 +332,7 @@ def allocate(xp: Any, size: tuple[int, ...], dtype: Any, strides: tuple[int, ...
 def _buffer(xp: Any, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
     if fill is None:
         return xp.empty(shape, dtype)
-    if _zero_bits(fill):
+    if fill.__class__ is int and fill == 0 or _zero_bits(fill):
         return xp.zeros(shape, dtype)  # zeroed pages: no pass over the memory
     return xp.full(shape, fill, dtype)
 

@@ -252,15 +252,40 @@ def checks_itself(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def public(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` behind the torch-function check, with ``fn``'s signature (so the check costs
-    one attribute read and no argument repacking)."""
+    """``fn`` behind the torch-function check (a wrapper whose check costs one attribute
+    read). A wrapper with ``fn``'s signature passes the arguments on without repacking;
+    where ``fn`` takes ``*args`` or ``**kwargs``, whose forwarding with keywords would
+    build a dict on every call, the wrapper passes the caller's arguments as they came."""
     if is_public(fn):
         return fn
     sig = inspect.signature(fn)
-    params, call, packed_args, packed_kwargs = [], [], [], []
+    name = fn.__name__ if fn.__name__.isidentifier() else "public"
     namespace: dict[str, Any] = {"__name__": getattr(fn, "__module__", __name__),
                                  "_ember_impl": fn, "_ember_engaged": engaged,
                                  "_ember_handle": handle, "_ember_spec": spec_of(fn)}
+    kinds = {p.kind for p in sig.parameters.values()}
+    if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
+        source = (f"def {name}(*args, **kwargs):\n"
+                  f"    if _ember_engaged.count:\n"
+                  f"        return _ember_handle({name}, _ember_spec, args, kwargs)\n"
+                  f"    return _ember_impl(*args, **kwargs)\n")
+    else:
+        source = _mirroring(name, sig, namespace)
+    exec(source, namespace)  # noqa: S102 - generated from the signature above only
+    wrapper = namespace[name]
+    wrapper.__name__ = fn.__name__
+    wrapper.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__module__ = getattr(fn, "__module__", __name__)
+    wrapper.__wrapped__ = fn
+    setattr(wrapper, _PUBLIC_ATTR, True)
+    return wrapper  # type: ignore[no-any-return]
+
+
+def _mirroring(name: str, sig: inspect.Signature, namespace: dict[str, Any]) -> str:
+    """The source of a wrapper with the signature ``sig`` (whose defaults it puts in
+    ``namespace``), passing its arguments on as they are named."""
+    params, call, packed_args, packed_kwargs = [], [], [], []
     star = False
     for i, p in enumerate(sig.parameters.values()):
         default = ""
@@ -271,37 +296,18 @@ def public(fn: Callable[..., Any]) -> Callable[..., Any]:
             params.append(f"{p.name}{default}")
             call.append(p.name)
             packed_args.append(p.name)
-        elif p.kind is p.VAR_POSITIONAL:
-            params.append(f"*{p.name}")
-            call.append(f"*{p.name}")
-            packed_args.append(f"*{p.name}")
-            star = True
-        elif p.kind is p.KEYWORD_ONLY:
+        else:
             if not star:
                 params.append("*")
                 star = True
             params.append(f"{p.name}{default}")
             call.append(f"{p.name}={p.name}")
             packed_kwargs.append(f"{p.name!r}: {p.name}")
-        else:
-            params.append(f"**{p.name}")
-            call.append(f"**{p.name}")
-            packed_kwargs.append(f"**{p.name}")
-    name = fn.__name__ if fn.__name__.isidentifier() else "public"
-    source = (f"def {name}({', '.join(params)}):\n"
-              f"    if _ember_engaged.count:\n"
-              f"        return _ember_handle({name}, _ember_spec, ({', '.join(packed_args)}"
-              f"{',' if packed_args else ''}), {{{', '.join(packed_kwargs)}}})\n"
-              f"    return _ember_impl({', '.join(call)})\n")
-    exec(source, namespace)  # noqa: S102 - generated from the signature above only
-    wrapper = namespace[name]
-    wrapper.__name__ = fn.__name__
-    wrapper.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-    wrapper.__doc__ = fn.__doc__
-    wrapper.__module__ = getattr(fn, "__module__", __name__)
-    wrapper.__wrapped__ = fn
-    setattr(wrapper, _PUBLIC_ATTR, True)
-    return wrapper  # type: ignore[no-any-return]
+    return (f"def {name}({', '.join(params)}):\n"
+            f"    if _ember_engaged.count:\n"
+            f"        return _ember_handle({name}, _ember_spec, ({', '.join(packed_args)}"
+            f"{',' if packed_args else ''}), {{{', '.join(packed_kwargs)}}})\n"
+            f"    return _ember_impl({', '.join(call)})\n")
 
 
 def subclass_defined(cls: type) -> None:

@@ -69,7 +69,9 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                ) -> Callable[..., Any]:
     """The kernel step (``door=None``: ``op.run``) or the whole dispatch (``op.door``) of
     ``op``, with a path that looks nothing up for one to three operands the first of which
-    is a plain CPU tensor (the hot path of tiny ops); anything else goes to ``fallback``,
+    is a plain CPU tensor (the hot path of tiny ops), and for an op whose device is a
+    param (factories, random ops, casts) when that device is the CPU and for no operands
+    at all (a factory); anything else goes to ``fallback``,
     which does the same in general. ``door`` names the dispatcher's ``engaged``, ``_full``
     (the steps when something is engaged) and ``_graded`` (an operand requires grad).
 
@@ -77,11 +79,14 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     spelled out (a call unpacking a dict costs several times one with keywords), and only
     the branch for the op's kind (plain, view, in-place) is kept."""
     fn = op.table["cpu"]
-    calls = [_keyword_call(fn, n) for n in (1, 2, 3)]
+    calls = [_keyword_call(fn, n) for n in (0, 1, 2, 3)]
     tail = _MUTATING_TAIL if op.mutates else _VIEW_TAIL if op.view else _PLAIN_TAIL
+    device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(_PLAIN_TAIL)) \
+        if op.device_param else ""
     source = _RUNNER.format(
-        door_check=_DOOR_CHECK if door else "", call1=calls[0], call2=calls[1],
-        call3=calls[2], grad1=_grad_check("a._requires_grad", 8, door),
+        door_check=_DOOR_CHECK if door else "", device_check=device_check, call1=calls[1],
+        call2=calls[2],
+        call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door),
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
         grad2n=_grad_check("a._requires_grad", 12, door),
         grad3=_grad_check("grad or a._requires_grad", 8, door), tail=tail)
@@ -98,7 +103,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
 
 _RUNNER = """
 def run(args, params):
-{door_check}    a = args[0]
+{door_check}{device_check}    a = args[0]
     if a.__class__ is not Tensor or a.device is not CPU:
         return fallback(args, params)
     n = len(args)
@@ -136,6 +141,12 @@ def run(args, params):
 _DOOR_CHECK = """    if engaged.count:
         return _full(op, args, params)
 """
+# ops whose device is a param: the fast path is for CPU; a factory has no operands
+_DEVICE_CHECK = """    if params["device"] is not CPU:
+        return fallback(args, params)
+    if not args:
+        out = {call0}
+{tail}"""
 
 
 def _grad_check(condition: str, indent: int, door: dict[str, Any] | None) -> str:
@@ -183,11 +194,15 @@ _PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
 """
 
 
+def _indented(code: str) -> str:
+    return "".join("    " + line if line else line for line in code.splitlines(True))
+
+
 def _keyword_call(fn: Callable[..., Any], arity: int) -> str:
     """The expression calling ``fn(*arrays, **params)`` for ``arity`` arrays (named
     ``a._data``, ``y``, ``z``) with the keywords of ``fn``'s signature spelled out."""
-    arrays = ", ".join(["a._data", "y", "z"][:arity])
-    unpacked = f"fn({arrays}, **params)"
+    arrays = "".join(f"{a}, " for a in ["a._data", "y", "z"][:arity])
+    unpacked = f"fn({arrays}**params)"
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin: no signature to read
@@ -206,7 +221,7 @@ def _keyword_call(fn: Callable[..., Any], arity: int) -> str:
     # the forward with the params unpacked, refuses it
     items = [f"{p.name}=params[{p.name!r}]" if p.default is p.empty else
              f"{p.name}=params.get({p.name!r}, {p.default!r})" for p in named]
-    return f"fn({arrays}, {', '.join(items)})"
+    return f"fn({arrays}{', '.join(items)})"
 
 
 def _literal(value: Any) -> bool:
