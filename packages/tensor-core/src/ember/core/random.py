@@ -71,6 +71,8 @@ def _pack_raw(seed: bytes, bits: np.random.BitGenerator) -> np.ndarray:
     hit = _views.get(address)
     if hit is None or hit[0] is not bits:  # the entry keeps ``bits``: no address reuse
         pcg = ctypes.c_void_p.from_address(address).value
+        if not pcg:
+            raise ValueError("PCG64 holds no state pointer")
         hit = _views[address] = (bits, _memory(address + _POINTER, 8), _memory(pcg, 32))
         if len(_views) > 4 * _LIVE_STREAMS:
             del _views[next(iter(_views))]
