@@ -255,9 +255,7 @@ class Node:
         reading a saved value afterwards raises."""
         self.versions = None
         self.out = None
-        args = self.args
-        if any(isinstance(a, Tensor) for a in args):
-            self.args = tuple(None if isinstance(a, Tensor) else a for a in args)
+        self.args = tuple([None if isinstance(a, Tensor) else a for a in self.args])
         extra = self.extra
         if extra is not None:
             extra.packed = None
