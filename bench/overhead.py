@@ -56,6 +56,10 @@ def cases(lib: object) -> dict[str, Callable[[], object]]:
         "add_ in-place": lambda: a.add_(b),
         "comparison": lambda: a > b,
         "mean dim": lambda: a.mean(1),
+        "zeros": lambda: lib.zeros(4, 4),  # type: ignore[attr-defined]
+        "randn": lambda: lib.randn(4, 4),  # type: ignore[attr-defined]
+        "expand": lambda: a[:1].expand(4, 4),
+        "to float64": lambda: a.to(lib.float64),  # type: ignore[attr-defined]
     }
 
 

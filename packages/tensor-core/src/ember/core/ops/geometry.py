@@ -150,8 +150,10 @@ def expanded_strides(shape: tuple[int, ...], strides: tuple[int, ...], size: tup
     """The strides of ``expand(size)`` (``size`` checked, no -1): 0 along repeated and new
     dims, except that a new leading dim of size 1 strides over the dims after it."""
     lead = len(size) - len(shape)
-    out = [0] * lead + [0 if n == 1 and want != 1 else s
-                        for n, s, want in zip(shape, strides, size[lead:])]
+    out = [0] * len(size)
+    for i, n in enumerate(shape):
+        if n != 1 or size[lead + i] == 1:
+            out[lead + i] = strides[i]
     if shape:
         for i in range(lead - 1, -1, -1):
             if size[i] == 1:
