@@ -52,15 +52,7 @@ def general_runner(op: Op) -> Callable[..., Any]:
                 out = fn(*arrays, **params) if params else fn(*arrays)
         else:
             out = fn(*arrays, **params) if params else fn(*arrays)
-        if op.mutates:
-            target = args[0]
-            if out is not target._data:
-                target._data = out
-            bump_version(target)
-            return target
-        if out.__class__ is tuple:
-            return tuple(_wrap(op, args, x, dev, True) for x in out)
-        return _wrap(op, args, out, dev, False)
+        return _finish(op, args, out, dev)
 
     return run
 
@@ -231,6 +223,7 @@ def _literal(value: Any) -> bool:
 
 
 def _finish(op: Op, args: tuple[Any, ...], out: Any, dev: device) -> Any:
+    """The kernel's result as the op's: its target bumped (in-place), else new Tensors."""
     if op.mutates:
         target = args[0]
         if out is not target._data:
