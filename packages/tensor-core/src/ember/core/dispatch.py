@@ -98,10 +98,22 @@ class Op:
         self.table = {"cpu": kernels.get("cpu", self.forward),
                       "cuda": kernels.get("cuda", self.forward),
                       "meta": kernels.get("meta", meta_rule)}
-        general = general_runner(self)
-        door = _general_door(self)
-        self.run = cpu_runner(self, general, None)
-        self.door = cpu_runner(self, door, _DOOR_NAMES)
+        self.run = self._first_run
+        self.door = self._first_door
+
+    def _generate(self) -> None:
+        """Generate the op's kernel step and door, on its first call: generating them for
+        every op at import would take most of the import."""
+        self.run = cpu_runner(self, general_runner(self), None)
+        self.door = cpu_runner(self, _general_door(self), _DOOR_NAMES)
+
+    def _first_run(self, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+        self._generate()
+        return self.run(args, params)
+
+    def _first_door(self, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+        self._generate()
+        return self.door(args, params)
 
     def register_kernel(self, device_type: str, kernel: Callable[..., Any] | None) -> None:
         """Use ``kernel`` for this op on ``device_type`` (None: back to the reference)."""
