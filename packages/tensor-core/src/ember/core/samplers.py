@@ -182,10 +182,11 @@ def _forward(draw: Callable[..., np.ndarray]) -> Callable[..., Any]:
     def forward(state: np.ndarray, *operands: Any, device: device,
                 strides: tuple[int, ...] | None = None, **params: Any) -> Any:
         stream = stream_of(state)
-        if operands:
-            values = draw(stream, *[_host(o) for o in operands], **params)
-        else:
-            values = draw(stream, **params)
+        for o in operands:
+            if not isinstance(o, _NUMBERS):  # tensor operands: their arrays on the host
+                operands = tuple([_host(o) for o in operands])
+                break
+        values = draw(stream, *operands, **params)
         xp = array_module(device)
         if strides is None:
             placed = xp.asarray(values)
