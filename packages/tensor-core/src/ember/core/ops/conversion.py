@@ -40,8 +40,9 @@ def move_array(data: Any, dst: device) -> Any:
 def _to_copy(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
     data = move_array(x, device)
     if data.dtype != dtype.np:
-        with np.errstate(over="ignore", invalid="ignore"):  # torch casts out-of-range silently
-            return data.astype(dtype.np, order="K")
+        # torch casts out-of-range values silently: numpy's warnings about them are
+        # filtered for Ember's modules (see ember.core), which costs nothing per call
+        return data.astype(dtype.np, order="K")
     return data.copy(order="K") if data is x else data
 
 
@@ -104,7 +105,7 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if dst != self.device and dst.type == "cuda":
         array_module(dst)  # raises clearly when CUDA is missing
     check_dtype_supported(dt, dst)
-    return dispatch(TO_COPY, (self,), {"dtype": dt, "device": dst})  # type: ignore[no-any-return]
+    return TO_COPY.door((self,), {"dtype": dt, "device": dst})  # type: ignore[no-any-return]
 
 
 def cpu(self: Tensor, memory_format: Any = None) -> Tensor:

@@ -114,9 +114,8 @@ def _mean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
             return row_major(add_reduce(x, dim, None, None, keepdim) / n)
     x, target, acc = target_dtypes(x, dtype, False)
     total = add_reduce(x, dim, acc, None, keepdim)
-    # the mean of nothing is the nan torch returns (0 / 0; numpy would warn about it)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.true_divide(total, count_of(x.shape, dim))
+    # the mean of nothing is the nan torch returns (0 / 0: numpy's warning is filtered)
+    r = np.true_divide(total, count_of(x.shape, dim))
     return row_major(r.astype(target, copy=False))
 
 
@@ -126,8 +125,7 @@ def _nanmean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
     nan = np.isnan(x)
     n = add_reduce(~nan, dim, None, None, keepdim)
     total = add_reduce(xp_of(x).where(nan, x.dtype.type(0), x), dim, acc, None, keepdim)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.true_divide(total, n)
+    r = np.true_divide(total, n)
     return row_major(r.astype(target, copy=False))
 
 

@@ -39,8 +39,7 @@ def _log_softmax(x: Any, *, dim: int) -> Any:
     if x.size == 0:
         return x.copy()
     z, axis = _rows(x, dim)
-    with np.errstate(invalid="ignore"):  # rows of -inf give nan, as in torch
-        shifted = z - z.max(axis=axis, keepdims=True)
+    shifted = z - z.max(axis=axis, keepdims=True)  # rows of -inf give nan, as in torch
     r = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
     return r.reshape(x.shape).astype(x.dtype, order="C", copy=False)
 
