@@ -132,8 +132,8 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
     if callable(keep):
         keep = keep(node.next)
     if keep:
-        node.out = _alias(out)
-        node.out_version = out._version
+        alias = node.out = _alias(out)
+        node.out_version = alias._vc[0]  # type: ignore[index]
     else:
         node.out = None
     if saved_hooks.stack or anomaly_mode.state.enabled:
@@ -158,7 +158,15 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
         meta = (x._data.shape, x.dtype, x.device)
         vc = x._vc
         version = 0 if vc is None else vc[0]
-        edge = _edge(x)
+        if not x._requires_grad:
+            edge = None
+        else:
+            fn = x.grad_fn
+            if fn is None:
+                edge = (x, 0)
+            else:
+                m = x._ag
+                edge = (fn, 0 if m is None else m.output_nr)
         y = args[1] if n == 2 else _NONE
         if y is _NONE:
             nxt: tuple[Any, ...] = (edge,)
