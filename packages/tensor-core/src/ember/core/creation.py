@@ -225,6 +225,8 @@ def _eye_meta(*, n: int, m: int, dtype: _dt.dtype, device: device) -> meta.MetaA
 
 def _full_cpu(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: device,
               strides: tuple[int, ...] | None = None) -> Any:
+    if strides is None and fill_value.__class__ is int and fill_value == 0:
+        return np.zeros(size, dtype.np)  # zeros(), the common call
     return allocate(np, size, dtype.np, strides, fill_value)
 
 
