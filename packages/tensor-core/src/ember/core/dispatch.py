@@ -22,7 +22,8 @@ None), ``params`` the static keyword arguments of the forward. Calling
 When nothing beyond autograd is engaged anywhere (no mode, no autocast, no dual level:
 ``engaged.count == 0``), ``dispatch`` goes straight to autograd and the kernel, and the
 kernel step of an op on plain CPU tensors runs without lookups (``Op.run``): the fast
-door, the same steps with nothing to skip.
+door, the same steps with nothing to skip. Both are generated for each op on its first
+call (``kernel_runners``), not at import.
 
 Kernels return an array, or a tuple of arrays, of exactly the result's dtype. A view op
 (``op.view``) returns views of its first operand's array; an in-place op
