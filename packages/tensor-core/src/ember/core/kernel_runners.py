@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device, enter_device
-from .tensor import Tensor, bump_version, make
+from .tensor import Tensor, bump_version, make, make_view
 
 if TYPE_CHECKING:
     from .dispatch import Op
@@ -246,15 +246,7 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
     if dt is None:
         dt = _dt.from_numpy_dtype(out.dtype)
     if op.view:
-        base = args[0]
-        t = make(out, dt, base.device)
-        vc = base._vc
-        if vc is None:
-            vc = base._vc = [0]
-        t._vc = vc
-        root = base._base
-        t._base = base if root is None else root
-        return t
+        return make_view(args[0], out, dt)
     if many and out.__class__ is _ndarray and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)
     return make(out, dt, dev)

@@ -381,11 +381,12 @@ def make(data: Any, dtype: _dt.dtype, dev: device = CPU) -> Tensor:
     return t
 
 
-def make_view(base: Tensor, data: Any) -> Tensor:
-    """A tensor over part of ``base``'s storage: shares its version counter and base."""
+def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor:
+    """A tensor over part of ``base``'s storage (seen as ``dtype``, else ``base``'s): shares
+    its version counter and base."""
     t = _new(Tensor)
     t._data = data
-    t.dtype = base.dtype
+    t.dtype = base.dtype if dtype is None else dtype
     t.device = base.device
     vc = base._vc
     if vc is None:
