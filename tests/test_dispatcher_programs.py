@@ -18,58 +18,7 @@ from ember.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "packages" / "tensor-core" / "tests"))
 from dispatch_oracle import Recorder, replay, same  # noqa: E402
-
-B, T, C, H, V = 2, 5, 8, 2, 11
-
-
-def weights(lib):
-    rng = np.random.default_rng(0)
-
-    def w(*shape, scale=0.2):
-        return lib.tensor((rng.standard_normal(shape) * scale).astype(np.float32),
-                          requires_grad=True)
-
-    return {"wte": w(V, C), "wpe": w(T, C), "ln_w": w(C, scale=1.0), "ln_b": w(C),
-            "attn": w(C, 3 * C), "proj": w(C, C), "fc": w(C, 4 * C), "out": w(4 * C, C),
-            "head": w(C, V)}
-
-
-def block_loss(lib, p, idx, targets, generator):
-    """A GPT block from primitives: embedding lookup, layer norm, causal attention with a
-    mask from a factory, a tanh-GELU MLP, dropout drawn from a generator, cross entropy."""
-    x = p["wte"][idx] + p["wpe"][lib.arange(T)]
-    mu = x.mean(-1, keepdim=True)
-    var = ((x - mu) ** 2).mean(-1, keepdim=True)
-    x_ln = (x - mu) / lib.sqrt(var + 1e-5) * p["ln_w"] + p["ln_b"]
-    q, k, v = (x_ln @ p["attn"]).split(C, dim=2)
-    q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
-    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // H))
-    mask = lib.tril(lib.ones(T, T)).view(1, 1, T, T)
-    att = att.masked_fill(mask == 0, float("-inf")).softmax(dim=-1)
-    keep = (lib.rand(att.shape, generator=generator) > 0.1).float()
-    att = att * keep / 0.9
-    y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-    x = x + y @ p["proj"]
-    h = x @ p["fc"]
-    x = x + (0.5 * h * (1 + lib.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))) @ p["out"]
-    logits = x @ p["head"]
-    logp = logits.view(-1, V).log_softmax(-1)
-    return -logp.gather(1, targets.view(-1, 1)).mean()
-
-
-def training_step(lib, p, idx, tgt, generator):
-    loss = block_loss(lib, p, idx, tgt, generator)
-    loss.backward()
-    with lib.no_grad():
-        for w in p.values():
-            w.add_(w.grad, alpha=-0.1)
-            w.grad.zero_()
-    return loss
-
-
-def data(lib):
-    rng = np.random.default_rng(1)
-    return lib.tensor(rng.integers(0, V, (B, T))), lib.tensor(rng.integers(0, V, (B, T)))
+from gpt_block import block_loss, data, training_step, weights  # noqa: E402
 
 
 def test_a_training_step_replays_through_the_registry():
