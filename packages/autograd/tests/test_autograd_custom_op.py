@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 from autograd_oracle import TOP, check
+from dispatch_oracle import Names
 
 import ember.core as E
 import ember.library as library
 from ember.core.dispatch import REGISTRY
-from ember.core.dispatch_modes import TorchDispatchMode
 
 _names = itertools.count()
 
@@ -45,16 +45,6 @@ def numpy_sin_op(m, lib_module, ns):
 @pytest.fixture
 def ns():
     return f"tutorial{next(_names)}"
-
-
-class Names(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(func.name)
-        return func(*args, **(kwargs or {}))
 
 
 def test_eager_and_backward_match_torch(ns):

@@ -3,22 +3,9 @@ and dispatch modes see primitives after autograd, the ones backward runs include
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from autograd_oracle import E
-
-from ember.core.dispatch_modes import TorchDispatchMode
-
-
-class _Log(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.names.append(func.__name__.split(".")[0])
-        return func(*args, **(kwargs or {}))
+from dispatch_oracle import Names
 
 
 def test_as_subclass_keeps_history() -> None:
@@ -31,7 +18,7 @@ def test_as_subclass_keeps_history() -> None:
 
 
 def test_dispatch_mode_sees_primitives_after_autograd_including_backward() -> None:
-    log = _Log()
+    log = Names()
     x = E.ones(3, requires_grad=True)
     with log:
         y = (x * 2).exp().sum()

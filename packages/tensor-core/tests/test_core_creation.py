@@ -5,10 +5,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from dispatch_oracle import Names
 from torch_oracle import check
 
 import ember.core as ember
-from ember.core.dispatch_modes import TorchDispatchMode
 from ember.core.meta import MetaArray
 
 MODULES = {"np": np}
@@ -404,18 +404,6 @@ DISPATCHED = [
     ("m.as_tensor(np.ones(2), dtype=m.float32)", ["to_copy"]),
     ("m.tensor([1, 2], device='meta')", ["to_copy"]),
 ]
-
-
-class Names(TorchDispatchMode):
-    """The names of the primitives dispatched inside it."""
-
-    def __init__(self):
-        super().__init__()
-        self.names = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(func.name)
-        return func(*args, **(kwargs or {}))
 
 
 @pytest.mark.parametrize("expr, primitives", DISPATCHED)
