@@ -31,6 +31,7 @@ from ..dispatch import dispatch, grad_mode, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .conversion import CLONE, move_array
+from .geometry import shares_elements
 from .operands import check_inplace_shape, device_mismatch
 
 FUNCTIONS: list[str] = []
@@ -92,8 +93,8 @@ RESIZE_ = register("resize_", _resize_, _resize_meta, "library", differentiable=
 # ----------------------------------------------------------------------------- writes
 
 def overlapping(arr: Any) -> bool:
-    """A zero stride over a dim longer than 1 (an expanded tensor): elements share memory."""
-    return arr.size > 1 and any(s == 0 and n > 1 for n, s in zip(arr.shape, arr.strides))
+    """Whether elements of ``arr`` share memory (``geometry.shares_elements``)."""
+    return shares_elements(arr.shape, arr.strides)
 
 
 def check_writable(op: str, t: Tensor) -> None:

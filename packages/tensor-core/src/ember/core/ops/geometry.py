@@ -42,6 +42,17 @@ def element_at(data: Any, k: int) -> Any:
     return xp_of(data).lib.stride_tricks.as_strided(data, (n + 1,), (step,))[n:]
 
 
+def shares_elements(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """A zero stride over a dim longer than 1 in a non-empty layout (an expanded tensor):
+    several elements share one memory location."""
+    if 0 in shape:
+        return False
+    for n, s in zip(shape, strides):
+        if s == 0 and n > 1:
+            return True
+    return False
+
+
 def refuse_writes(arr: Any) -> Any:
     """``arr`` marked read-only where its library has the flag (NumPy; CuPy arrays have
     none): in-place writes into it then refuse, as torch's do where elements share one

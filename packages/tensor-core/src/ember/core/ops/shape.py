@@ -42,6 +42,7 @@ from .geometry import (
     plain_size,
     refuse_writes,
     restride,
+    shares_elements,
     unsqueezed,
     view_strides,
 )
@@ -149,11 +150,7 @@ def _expand(x: Any, *, size: tuple[int, ...]) -> Any:
         return x.view()
     strides = expanded_strides(shape, x.strides, size)
     arr = restride(x, size, strides)
-    if 0 not in size:
-        for n, s in zip(size, strides):
-            if s == 0 and n > 1:  # elements share memory (``overlapping``): no writes
-                return refuse_writes(arr)
-    return arr
+    return refuse_writes(arr) if shares_elements(size, strides) else arr
 
 
 def _expand_meta(x: MetaArray, *, size: tuple[int, ...]) -> MetaArray:
