@@ -67,9 +67,8 @@ def set_formula(op: Op, formula: Formula) -> None:
 
 
 def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
-    """``(next, metas, versions)``: per operand, where its gradient goes (its node and
-    output number, ``(x, 0)`` for a leaf, None when it needs none), its shape, dtype and
-    device, and its version. Numbers get None in all three."""
+    """``(next, metas, versions)``: per operand, where its gradient goes (``_edge``), its
+    shape, dtype and device, and its version. Numbers get None in all three."""
     nxt: list[Any] = []
     metas: list[Any] = []
     versions: list[Any] = []
@@ -78,15 +77,7 @@ def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tupl
             vc = x._vc
             versions.append(0 if vc is None else vc[0])
             metas.append((x._data.shape, x.dtype, x.device))
-            if x._requires_grad:
-                fn = x.grad_fn
-                if fn is None:
-                    nxt.append((x, 0))
-                else:
-                    m = x._ag
-                    nxt.append((fn, 0 if m is None else m.output_nr))
-            else:
-                nxt.append(None)
+            nxt.append(_edge(x))
         else:
             versions.append(None)
             metas.append(None)
@@ -158,15 +149,7 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
         meta = (x._data.shape, x.dtype, x.device)
         vc = x._vc
         version = 0 if vc is None else vc[0]
-        if not x._requires_grad:
-            edge = None
-        else:
-            fn = x.grad_fn
-            if fn is None:
-                edge = (x, 0)
-            else:
-                m = x._ag
-                edge = (fn, 0 if m is None else m.output_nr)
+        edge = _edge(x)
         y = args[1] if n == 2 else _NONE
         if y is _NONE:
             nxt: tuple[Any, ...] = (edge,)
@@ -208,7 +191,8 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
 
 
 def _edge(x: Tensor) -> Any:
-    """Where the gradient of operand ``x`` goes (see ``edges``)."""
+    """Where the gradient of operand ``x`` goes: its node and output number, ``(x, 0)`` for
+    a leaf, None when it needs none."""
     if not x._requires_grad:
         return None
     fn = x.grad_fn
