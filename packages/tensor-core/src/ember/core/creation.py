@@ -223,18 +223,10 @@ def _eye_meta(*, n: int, m: int, dtype: _dt.dtype, device: device) -> meta.MetaA
     return meta.empty((n, m), dtype)
 
 
-def _full_cpu(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: device,
-              strides: tuple[int, ...] | None = None) -> Any:
-    if strides is None and fill_value.__class__ is int and fill_value == 0:
-        return np.zeros(size, dtype.np)  # zeros(), the common call
-    return allocate(np, size, dtype.np, strides, fill_value)
-
-
 EMPTY = register("empty", _empty, _factory_meta, "factory", differentiable=False,
                  device_param=True)
 FULL = register("full", _full, _factory_meta, "factory", differentiable=False,
                 device_param=True)
-FULL.register_kernel("cpu", _full_cpu)
 EYE = register("eye", _eye, _eye_meta, "factory", differentiable=False, device_param=True)
 
 
@@ -256,8 +248,7 @@ def _sized(op: str, size: tuple[Any, ...], kwargs: dict[str, Any], value: Any, d
     """``zeros`` and ``ones``: ``value`` in every element of a new row-major tensor."""
     shape = _sizes(op, size, kwargs)
     dt, d = target(dtype, device)
-    t: Tensor = FULL.door((), {"size": shape, "fill_value": value, "dtype": dt, "device": d})
-    return t if out is None and not requires_grad else finish(t, requires_grad, out, op)
+    return finish(_filled(shape, value, dt, d), requires_grad, out, op)
 
 
 def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,

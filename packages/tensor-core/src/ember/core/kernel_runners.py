@@ -231,8 +231,6 @@ def _finish(op: Op, args: tuple[Any, ...], out: Any, dev: device) -> Any:
         bump_version(target)
         return target
     if out.__class__ is tuple:
-        if len(out) == 2:  # (values, indices), (values, state): the common case, inlined
-            return _wrap(op, args, out[0], dev, True), _wrap(op, args, out[1], dev, True)
         return tuple([_wrap(op, args, x, dev, True) for x in out])
     return _wrap(op, args, out, dev, False)
 
