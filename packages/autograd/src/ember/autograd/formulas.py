@@ -28,7 +28,8 @@ from . import vjp_reduction as rd
 from . import vjp_views as vw
 from .formula import XY, Formula, R, X, crossed, divided, missing_formula, needed, own
 
-__all__ = ["Formula", "FORMULAS", "missing_formula", "OVERWRITE", "COPY", "COPY_SLICES"]
+__all__ = ["Formula", "FORMULAS", "missing_formula", "OVERWRITE", "COPY", "COPY_SLICES",
+           "VIEW_OF_BASE"]
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -125,3 +126,4 @@ FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORM
 OVERWRITE = Formula(lambda n, g: (ew.zeros(g),))
 COPY = Formula(lambda n, g: (ew.zeros(g) if ew.needs(n, 0) else None, g))
 COPY_SLICES = Formula(vw.copy_slices)
+VIEW_OF_BASE = Formula(vw.view_of_base)

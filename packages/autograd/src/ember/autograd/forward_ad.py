@@ -66,7 +66,7 @@ def anchor(t: Tensor, name: str = "AliasBackward0", view: bool = False) -> Tenso
         out._vc = t._ensure_vc()
     node = synthetic_node(name, _IDENTITY, (t,))
     out._requires_grad = True
-    out.grad_fn = node
+    out._grad_fn = node
     return out
 
 
@@ -84,7 +84,7 @@ def _cotangent_anchor(like: Tensor) -> Tensor:
 def reaches(t: Tensor, found: Any) -> bool:
     """Whether ``t``'s graph has an edge into something ``found(fn)`` accepts (a Node or a
     leaf Tensor), ``t.grad_fn`` itself included."""
-    start = t.grad_fn
+    start = t._grad_fn
     if start is None:
         return False
     if found(start):
@@ -227,7 +227,7 @@ def step(op: Any, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     if level is None or grad_mode.enabled or grad_mode.inference:
         return below(op, args, params)
     for x in args:
-        if isinstance(x, Tensor) and x._requires_grad and level.touches(x.grad_fn):
+        if isinstance(x, Tensor) and x._requires_grad and level.touches(x._grad_fn):
             grad_mode.enabled = True
             try:
                 return below(op, args, params)
@@ -315,15 +315,15 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if tangent.device is not tensor.device:
         raise RuntimeError(f"make_dual: the tangent is on {tangent.device} but the primal is on "
                            f"{tensor.device}; expected the same device.")
-    if lvl.touches(tensor.grad_fn):
+    if lvl.touches(tensor._grad_fn):
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            "gradient at the same level 0 is not supported.")
     dual = anchor(tensor, "ViewBackward0", view=True)
     target = make(dual._data, dual.dtype, dual.device)  # stays on the anchor node if dual is
     target._vc = dual._vc                                # later written in place
     target._requires_grad = True
-    target.grad_fn = dual.grad_fn
-    lvl.tangents[dual.grad_fn] = tangent
+    target._grad_fn = dual._grad_fn
+    lvl.tangents[dual._grad_fn] = tangent
     lvl.anchors.append(target)
     return dual
 
@@ -337,7 +337,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     lvl = _level
     if lvl is None or level not in (None, 0):
         return UnpackedDualTensor(tensor, None)
-    fn = tensor.grad_fn
+    fn = tensor._grad_fn
     if not lvl.touches(fn):
         return UnpackedDualTensor(make_view(tensor, tensor._data), None)
     m = tensor._ag
@@ -346,7 +346,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     if known is not None:
         tangent: Tensor | None = known
     else:
-        tangents = [lvl.tangents[a.grad_fn] for a in lvl.anchors]
+        tangents = [lvl.tangents[a._grad_fn] for a in lvl.anchors]
         create = grad_mode.enabled and (keep or transforms.depth > 0
                                         or any(t._requires_grad for t in tangents))
         tangent = Linearized([tensor], lvl.anchors).push(list(tangents), create)[0]
@@ -359,7 +359,7 @@ def _primal_of(tensor: Tensor, keep_history: bool) -> Tensor:
     primal = make_view(tensor, tensor._data)
     if keep_history:
         primal._requires_grad = True
-        primal.grad_fn = tensor.grad_fn
+        primal._grad_fn = tensor._grad_fn
         m = tensor._ag
         if m is not None and m.output_nr:
             primal._ag = TensorMeta(m.output_nr)

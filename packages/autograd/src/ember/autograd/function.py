@@ -67,7 +67,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 out.append(unpack(packed))
                 continue
             if t._version != version:
-                raise modified_error(t, version, self if output_nr is not None else t.grad_fn)
+                raise modified_error(t, version, self if output_nr is not None else t._grad_fn)
             if output_nr is not None:
                 t = _as_output(t, self, output_nr)
             out.append(t)
@@ -85,7 +85,7 @@ def _as_output(alias: Tensor, node: Node, nr: int) -> Tensor:
     t._vc = alias._vc
     if alias.dtype.category >= 2:
         t._requires_grad = True
-        t.grad_fn = node
+        t._grad_fn = node
         set_output_nr(t, nr)
     return t
 
@@ -192,10 +192,10 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
     ctx.op = None
     ctx.params = None
     ctx.formula = _FUNCTION_FORMULA
-    ctx.seq = _next_seq()
     ctx.extra = None
     ctx.out = None
     ctx.next, ctx.metas, ctx.versions = edges(args)
+    ctx.seq = _next_seq()  # after edges: renewing a view's history makes a node
     ctx.args = tuple(None if isinstance(a, Tensor) else a for a in args)
     dirty = {id(t) for t in ctx.dirty_tensors}
     frozen = {id(t) for t in ctx.non_differentiable}
@@ -209,7 +209,7 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
         nr = len(meta)
         meta.append((o._data.shape, o.dtype, o.device))
         if id(o) in dirty:
-            if o._requires_grad and o.grad_fn is None:
+            if o._requires_grad and o._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
         elif id(o) in inputs:
@@ -217,9 +217,10 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
             alias = make(o._data, o.dtype, o.device)
             alias._vc = o._ensure_vc()
             alias._base = o if o._base is None else o._base
+            alias._gv = alias._vc[0]
             o = alias
         if id(o) not in frozen and o.dtype.category >= 2:
-            o.grad_fn = ctx
+            o._grad_fn = ctx
             o._requires_grad = True
             set_output_nr(o, nr)
         wrapped.append(o)
@@ -282,9 +283,9 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
         node = object.__new__(node_class("DelayedError"))
         node.op = node.params = node.out = node.extra = None
         node.formula = _DELAYED
-        node.seq = _next_seq()
         node.n_out = 1
         node.next, node.metas, node.versions = edges(grads_in)
+        node.seq = _next_seq()
         node.args = (None,) * len(grads_in)
         single = not isinstance(outputs, tuple)
         result = []
@@ -292,7 +293,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             if isinstance(o, Tensor) and o.dtype.category >= 2:
                 o = make(o._data, o.dtype, o.device)
                 o._requires_grad = True
-                o.grad_fn = node
+                o._grad_fn = node
             result.append(o)
         return result[0] if single else tuple(result)
 

@@ -206,7 +206,7 @@ class Node:
         if v is not None:
             vc = x._vc
             if (0 if vc is None else vc[0]) != v:
-                raise modified_error(x, v, x.grad_fn)
+                raise modified_error(x, v, x._grad_fn)
         return x
 
     @property
@@ -240,7 +240,7 @@ class Node:
         out = make(alias._data, alias.dtype, alias.device)
         out._vc = alias._vc
         out._requires_grad = True
-        out.grad_fn = self
+        out._grad_fn = self
         if i:
             out._ag = TensorMeta(i)
         return out

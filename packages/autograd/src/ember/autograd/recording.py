@@ -10,13 +10,17 @@ In-place ops are recorded by what they compute: ``x.mul_(y)`` runs ``mul`` on ``
 clone of it when the formula reads it, so that the saved value is the one before the
 write), writes the value back into ``x`` (``copy_`` beneath autograd) and gives ``x`` the
 value's history. For a view, its base gets a ``CopySlices`` node: the base with the view's
-region replaced. ``copy_`` itself gives ``x`` a CopyBackwards node.
+region replaced. ``copy_`` itself gives ``x`` a CopyBackwards node. Every view of a storage
+written in place since the view's history was taken (its ``_gv`` behind the version) gets
+a new history when next read (``renew``): its region of the base's history, as torch's.
 """
 
 from __future__ import annotations
 
+import gc
 import itertools
 import re
+import sys
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
@@ -26,7 +30,7 @@ from . import anomaly_mode
 from .formulas import FORMULAS, Formula, missing_formula
 from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
 
-__all__ = ["step", "node_class", "synthetic_node", "set_formula"]
+__all__ = ["step", "node_class", "synthetic_node", "set_formula", "history"]
 
 _next_seq = itertools.count().__next__
 _new = object.__new__
@@ -118,7 +122,7 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
         return
     node = _op_node(op, f, args, params, 1)
     out._requires_grad = True
-    out.grad_fn = node
+    out._grad_fn = node
     keep = f.saves_result
     if callable(keep):
         keep = keep(node.next)
@@ -140,7 +144,6 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
     node.op = op
     node.params = params
     node.formula = f
-    node.seq = _next_seq()
     node.n_out = n_out
     node.extra = None
     n = len(args)
@@ -185,6 +188,8 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
         node.args = tuple(a if m is None or i in saved else None
                           for i, (a, m) in enumerate(zip(args, metas)))
     node.next = nxt
+    # numbered after its inputs' nodes: renewing a view's history (``_edge``) makes one
+    node.seq = _next_seq()
     if f.variants:
         node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
     return node
@@ -195,7 +200,9 @@ def _edge(x: Tensor) -> Any:
     a leaf, None when it needs none."""
     if not x._requires_grad:
         return None
-    fn = x.grad_fn
+    if x._base is not None and x._gv >= 0 and x._gv != x._vc[0]:  # type: ignore[index]
+        renew(x)
+    fn = x._grad_fn
     if fn is None:
         return (x, 0)
     m = x._ag
@@ -211,7 +218,7 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
     for i, o in enumerate(outs):
         if diff[i]:
             o._requires_grad = True
-            o.grad_fn = node
+            o._grad_fn = node
             if i:
                 set_output_nr(o, i)
     keep = f.saves_result
@@ -228,6 +235,49 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
         _record_extras(node, f, outs)
     if f.setup is not None:
         f.setup(node, args, outs)
+
+
+# ---------------------------------------------------------------------- views
+
+def history(t: Tensor) -> Any:
+    """``t.grad_fn``: the node that made ``t``, renewed first for a view whose storage was
+    written in place since its history was taken."""
+    if t._base is not None and t._gv >= 0 and t._gv != t._vc[0]:  # type: ignore[index]
+        renew(t)
+    return t._grad_fn
+
+
+def renew(view: Tensor) -> None:
+    """torch's view + in-place rule: a write into a view's storage (through the base or
+    another view) changed the base's history, so the view's history becomes "this region
+    of the base" (``AsStridedBackward0``), taken from the base's history now."""
+    from .formulas import VIEW_OF_BASE
+    from .views import view_positions
+
+    base = view._base
+    assert base is not None and view._vc is not None
+    view._gv = view._vc[0]
+    if not base._requires_grad or base.dtype is not view.dtype:
+        return
+    node = synthetic_node("AsStridedBackward0", VIEW_OF_BASE, (base,),
+                          {"index": view_positions(base, view)})
+    view._grad_fn = node
+    view._requires_grad = True
+    set_output_nr(view, 0)
+
+
+def _mark_views(root: Tensor, known: tuple[Tensor, ...]) -> None:
+    """``root`` now requires grad: so do the views of it that exist (torch's views ask their
+    base). Tensors sharing ``root``'s version counter are its views, the ``known`` tensors
+    and saved aliases; only when there are more of them than ``known`` are they looked for
+    among the referrers of the counter (a heap scan, paid at this write only)."""
+    vc = root._vc
+    holders = {id(t) for t in known if t._vc is vc}
+    if sys.getrefcount(vc) - 2 <= len(holders):  # minus the name and the call's argument
+        return
+    for t in gc.get_referrers(vc):
+        if isinstance(t, Tensor) and t._base is root and t._gv >= 0 and id(t) not in holders:
+            t._requires_grad = t._requires_grad or t.dtype.category >= 2
 
 
 def set_output_nr(t: Tensor, nr: int) -> None:
@@ -275,6 +325,12 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     self = args[0]
     if grad_mode.inference:
         return below(op, args, params)
+    root = self._base
+    if root is None:
+        root = self
+    else:
+        history(self)
+    had_grad = root._requires_grad
     base = _check_writable_in_graph(self)
     if op is _COPY_:
         src = args[1]
@@ -296,23 +352,26 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     if node is not None:  # copy_: the new value is self's memory, with a copy's history
         value = _alias(self)
         value._requires_grad = True
-        value.grad_fn = node
+        value._grad_fn = node
     if base is not None and (value._requires_grad or base._requires_grad):
         _copy_slices(base, self, value)
     _rebase(self, value, op.name)
+    if not had_grad and root._requires_grad:
+        _mark_views(root, (root, self, value))
     return self
 
 
 def _check_writable_in_graph(self: Tensor) -> Tensor | None:
     """torch's refusals of in-place writes into leaves that require grad (and views of
     them); the base whose history a write into a view changes, if any."""
-    if self._requires_grad and self.grad_fn is None:
+    if self._requires_grad and self._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = self._base
-    if base is None or not (self.grad_fn is not None or not base._requires_grad):
+    if base is None or self._gv < 0 or not (self._grad_fn is not None
+                                             or not base._requires_grad):
         return None
-    if base._requires_grad and base.grad_fn is None:
+    if base._requires_grad and base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     return base
@@ -320,7 +379,7 @@ def _check_writable_in_graph(self: Tensor) -> Tensor | None:
 
 def _rebase(self: Tensor, value: Tensor, opname: str) -> None:
     """``self`` now holds ``value``: it takes value's history."""
-    node = value.grad_fn
+    node = value._grad_fn
     if node is None:
         if not self._requires_grad:
             return
@@ -334,8 +393,8 @@ def _rebase(self: Tensor, value: Tensor, opname: str) -> None:
             # the node's output is now ``self``: it checks the version self has after the write
             node.out = _alias(self)
             node.out_version = self._version
-    old = self.grad_fn
-    self.grad_fn = node
+    old = self._grad_fn
+    self._grad_fn = node
     self._requires_grad = True
     set_output_nr(self, nr)
     m = self._ag
@@ -357,11 +416,11 @@ def synthetic_node(name: str, formula: Any, inputs: tuple[Tensor, ...], params: 
     node.op = None
     node.params = params
     node.formula = formula
-    node.seq = _next_seq()
     node.n_out = 1
     node.extra = None
     node.out = None
     node.next, node.metas, _ = edges(inputs)
+    node.seq = _next_seq()
     node.args = (None, *inputs[1:])
     node.versions = (None,) * len(inputs)
     return node
@@ -394,6 +453,6 @@ def _copy_slices(base: Tensor, view: Tensor, value: Tensor) -> None:
 
     node = synthetic_node("CopySlices", COPY_SLICES, (base, value), region_index(base, view))
     node.args = (None, None)
-    base.grad_fn = node
+    base._grad_fn = node
     base._requires_grad = True
     set_output_nr(base, 0)

@@ -10,6 +10,7 @@ from ember.core.tensor import Tensor
 
 from .differentiate import backward as _backward
 from .graph import RemovableHandle, meta
+from .recording import history
 
 __all__ = ["install"]
 
@@ -82,6 +83,12 @@ def _output_nr_property(self: Tensor) -> int:
     return _output_nr(self)
 
 
+def _grad_fn(self: Tensor) -> Any:
+    """The node that made this tensor (None for a leaf); a view whose storage was written
+    in place since gets its history renewed from its base's."""
+    return history(self)
+
+
 METHODS: dict[str, Any] = {
     "backward": backward,
     "register_hook": register_hook,
@@ -89,6 +96,7 @@ METHODS: dict[str, Any] = {
     "retain_grad": retain_grad,
     "retains_grad": property(_retains_grad),
     "output_nr": property(_output_nr_property),
+    "grad_fn": property(_grad_fn),
 }
 
 

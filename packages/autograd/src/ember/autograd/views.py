@@ -26,19 +26,32 @@ def element_offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndar
     return off
 
 
-def region_index(base: Tensor, view: Tensor) -> dict[str, Any]:
-    """``index``: for each element of ``view``, its flat (row-major) position in ``base``;
-    ``mask``: True at the positions of ``base`` the view covers."""
-    b, v = base._data, view._data
+def view_positions(base: Tensor, view: Tensor) -> Tensor:
+    """For each element of ``view``, its flat (row-major) position in ``base``."""
     dev = base.device
     if dev.type == "meta":
-        return {"index": make(meta.empty(v.shape, _dt.int64), _dt.int64, dev),
-                "mask": make(meta.empty(b.shape, _dt.bool), _dt.bool, dev)}
+        return make(meta.empty(view._data.shape, _dt.int64), _dt.int64, dev)
+    return make(dev.xp.asarray(_positions(base, view)), _dt.int64, dev)
+
+
+def _positions(base: Tensor, view: Tensor) -> np.ndarray:
+    b, v = base._data, view._data
     item = base.dtype.itemsize
     base_off = element_offsets(b.shape, tuple(s // item for s in b.strides)).ravel()
     view_off = element_offsets(v.shape, tuple(s // item for s in v.strides)) + view.storage_offset()
     order = np.argsort(base_off, kind="stable")
-    flat = order[np.searchsorted(base_off[order], view_off)]
+    return order[np.searchsorted(base_off[order], view_off)]  # type: ignore[no-any-return]
+
+
+def region_index(base: Tensor, view: Tensor) -> dict[str, Any]:
+    """``index``: ``view_positions``; ``mask``: True at the positions of ``base`` the view
+    covers."""
+    b = base._data
+    dev = base.device
+    if dev.type == "meta":
+        return {"index": view_positions(base, view),
+                "mask": make(meta.empty(b.shape, _dt.bool), _dt.bool, dev)}
+    flat = _positions(base, view)
     mask = np.zeros(b.size, np.bool_)
     mask[flat.ravel()] = True
     xp = dev.xp

@@ -35,6 +35,15 @@ def copy_slices(n: Any, g: Tensor) -> Grads:
     return gbase, gresult
 
 
+def view_of_base(n: Any, g: Tensor) -> Grads:
+    """A view's history renewed over its base: each element's gradient goes to its position
+    in the base (positions an expanded view repeats add up)."""
+    shape = input_shape(n)
+    flat = _zeros((math.prod(shape),), g).index_add(0, n.params["index"].reshape(-1),
+                                                    g.reshape(-1))
+    return (flat.reshape(shape),)
+
+
 # ----------------------------------------------------------------------------- views
 
 def reshape(n: Any, g: Tensor) -> Grads:

@@ -72,7 +72,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     the branch for the op's kind (plain, view, in-place) is kept."""
     fn = op.table["cpu"]
     calls = [_keyword_call(fn, n) for n in (0, 1, 2, 3)]
-    tail = _MUTATING_TAIL if op.mutates else _VIEW_TAIL if op.view else _PLAIN_TAIL
+    tail = _MUTATING_TAIL if op.mutates else _PLAIN_TAIL if not op.view else \
+        _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(_PLAIN_TAIL)) \
         if op.device_param else ""
     source = _RUNNER.format(
@@ -169,7 +170,7 @@ _NEW_TENSOR = """    if out.__class__ is not _ndarray:
     t.device = CPU
     t._requires_grad = False
     t.grad = None
-    t.grad_fn = None
+    t._grad_fn = None
     t._ag = None
 """
 _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
@@ -178,6 +179,7 @@ _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
     t._vc = vc
     root = a._base
     t._base = a if root is None else root
+    t._gv = {version}
     return t
 """
 _PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
@@ -244,7 +246,10 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
     if dt is None:
         dt = _dt.from_numpy_dtype(out.dtype)
     if op.view:
-        return make_view(args[0], out, dt)
+        view = make_view(args[0], out, dt)
+        if not op.differentiable:
+            view._gv = -1
+        return view
     if many and out.__class__ is _ndarray and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)
     return make(out, dt, dev)

@@ -21,16 +21,19 @@ __all__ = ["Tensor", "make", "make_view", "bump_version"]
 class Tensor:
     """A multi-dimensional array with PyTorch's semantics."""
 
-    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_requires_grad", "grad",
-                 "grad_fn", "_ag", "__weakref__", "__dict__")
+    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_gv", "_requires_grad", "grad",
+                 "_grad_fn", "_ag", "__weakref__", "__dict__")
     _data: Any  # numpy.ndarray on the CPU, cupy.ndarray on CUDA
     dtype: _dt.dtype
     device: device
     _vc: list[int] | None  # version counter, shared by all views of one storage
     _base: Tensor | None  # the tensor whose storage this view looks into
+    # a view's: the version its autograd history was taken at (a write into the storage
+    # after it makes autograd renew it); -1 for a view outside autograd (detach, .data)
+    _gv: int
     _requires_grad: bool
     grad: Tensor | None
-    grad_fn: Any
+    _grad_fn: Any
     _ag: Any  # autograd's per-tensor extras (hooks, retain_grad)
 
     if TYPE_CHECKING:
@@ -208,12 +211,18 @@ class Tensor:
         if requires_grad and self.dtype.category < 2:
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                f"gradients (got {self.dtype})")
-        if not requires_grad and self.grad_fn is not None:
+        if not requires_grad and self._grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
         self._requires_grad = bool(requires_grad)
         return self
+
+    @property
+    def grad_fn(self) -> Any:
+        """The node that made this tensor (None for a leaf); autograd installs the version
+        that renews a view's history after an in-place write into its storage."""
+        return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
@@ -229,6 +238,7 @@ class Tensor:
         """The same storage without autograd history (and with its own version counter)."""
         out = make(self._data, self.dtype, self.device)
         out._base = self._base
+        out._gv = -1
         return out
 
     @data.setter
@@ -240,7 +250,7 @@ class Tensor:
         self.device = value.device
 
     def detach_(self) -> Tensor:
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         return self
 
@@ -376,7 +386,7 @@ def make(data: Any, dtype: _dt.dtype, dev: device = CPU) -> Tensor:
     t._base = None
     t._requires_grad = False
     t.grad = None
-    t.grad_fn = None
+    t._grad_fn = None
     t._ag = None
     return t
 
@@ -394,9 +404,10 @@ def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor
     t._vc = vc
     root = base._base
     t._base = base if root is None else root
+    t._gv = vc[0]
     t._requires_grad = False
     t.grad = None
-    t.grad_fn = None
+    t._grad_fn = None
     t._ag = None
     return t
 

@@ -1,0 +1,165 @@
+"""Views and in-place writes under autograd, as torch: a write into a storage (through its
+base or any view of it) renews the history of every view of it read afterwards
+(``AsStridedBackward0`` over the base's new history), and a base that comes to require
+grad through a write makes its existing views require grad too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from autograd_oracle import E, compare_grads
+
+import ember.autograd as ag
+
+
+def _base_written(m: Any, x: Any) -> Any:
+    b = x * 1
+    v = b[0:2]
+    b.mul_(3)
+    return v
+
+
+def _view_written_sibling_read(m: Any, x: Any) -> Any:
+    b = x * 1
+    left, right = b[:, :3], b[:, 2:]
+    left.mul_(2)
+    return right.exp()
+
+
+def _view_of_view(m: Any, x: Any, w: Any) -> Any:
+    buf = m.zeros(3, 4, dtype=m.float64)
+    rows = buf[1:]
+    cell = rows[:, 1:3]
+    buf[:2].add_(w)
+    return cell * 2
+
+
+def _expanded(m: Any, x: Any) -> Any:
+    b = x * 1
+    e = b[:1].expand(3, 4)
+    b.mul_(x)
+    return e
+
+
+def _written_twice(m: Any, x: Any, w: Any) -> Any:
+    b = x * 1
+    v = b.t()
+    b[0].copy_(w[0])
+    v.sin_()
+    b[1:].mul_(2)
+    return v + b.t()
+
+
+def _stale_view_written(m: Any, x: Any) -> Any:
+    b = x * 1
+    v = b[1]
+    b.mul_(2)
+    v.pow_(2)
+    return b
+
+
+def _no_grad_write(m: Any, x: Any) -> Any:
+    b = x * 1
+    v = b[:, 1]
+    with m.no_grad():
+        b.add_(1)
+    return v * b[:, 1]
+
+
+def _leaf_written_without_grad(m: Any, x: Any) -> Any:
+    v = x[1:]
+    with m.no_grad():
+        x.mul_(1)
+    return v.exp()
+
+
+PROGRAMS = {
+    "base_written": (_base_written, [(3, 4)]),
+    "view_written_sibling_read": (_view_written_sibling_read, [(3, 4)]),
+    "view_of_view": (_view_of_view, [(3, 4), (2, 4)]),
+    "expanded": (_expanded, [(3, 4)]),
+    "written_twice": (_written_twice, [(3, 4), (3, 4)]),
+    "stale_view_written": (_stale_view_written, [(3, 4)]),
+    "no_grad_write": (_no_grad_write, [(3, 4)]),
+    "leaf_written_without_grad": (_leaf_written_without_grad, [(3, 4)]),
+}
+
+
+def _torch_like(m: Any) -> Any:
+    return torch if m is torch else _EmberTop
+
+
+class _EmberTop:
+    zeros = staticmethod(E.zeros)
+    float64 = E.float64
+    no_grad = ag.no_grad
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_grads_match_torch(name: str) -> None:
+    fn, shapes = PROGRAMS[name]
+    compare_grads(lambda m, *xs: fn(_torch_like(m), *xs), shapes)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_second_order_matches_torch(name: str) -> None:
+    fn, shapes = PROGRAMS[name]
+
+    def squared_grad(m: Any, *xs: Any) -> Any:
+        out = fn(_torch_like(m), *xs)
+        grads = (torch.autograd if m is torch else ag).grad(
+            (out * out).sum(), xs, create_graph=True, allow_unused=True)
+        return sum(g.sum() for g in grads if g is not None)
+
+    compare_grads(squared_grad, shapes)
+
+
+def _names(lib: Any, autograd: Any) -> list[str]:
+    x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+    b = x * 1
+    v, w = b[:2], b[1:]
+    names = [type(v.grad_fn).__name__]
+    b.mul_(2)
+    names += [type(v.grad_fn).__name__, type(v.grad_fn.next_functions[0][0]).__name__]
+    w.add_(1)
+    names += [type(b.grad_fn).__name__, type(v.grad_fn).__name__,
+              type(w.grad_fn.next_functions[0][0]).__name__]
+    return names
+
+
+def test_renewed_histories_are_named_as_torch() -> None:
+    ours = _names(E, ag)
+    theirs = _names(torch, torch.autograd)
+    assert ours[1:] == theirs[1:]  # the view's first node: torch's SliceBackward0
+
+
+def test_views_of_a_base_that_comes_to_require_grad_require_grad() -> None:
+    for lib in (E, torch):
+        buf = lib.zeros(4, dtype=lib.float64)
+        left, middle, inner = buf[:2], buf[1:3], buf[1:3][1:]
+        detached = buf.detach()
+        left.mul_(lib.ones(2, dtype=lib.float64, requires_grad=True))
+        assert (middle.requires_grad, inner.requires_grad, detached.requires_grad,
+                buf.requires_grad) == (True, True, False, True), lib
+
+
+def test_a_stale_view_is_a_root_of_backward() -> None:
+    def run(lib: Any) -> Any:
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = b[1:]
+        b.mul_(x)
+        v.backward(lib.tensor([1.0, 10.0], dtype=lib.float64))
+        return x.grad.tolist()
+
+    assert run(E) == run(torch)
+
+
+def test_a_detached_view_written_in_place_leaves_its_base_out_of_the_graph() -> None:
+    for lib in (E, torch):
+        base = lib.ones(3, dtype=lib.float64)
+        d = base.detach()
+        d.mul_(lib.ones(3, dtype=lib.float64, requires_grad=True))
+        assert (d.requires_grad, base.requires_grad, base.grad_fn) == (True, False, None), lib
