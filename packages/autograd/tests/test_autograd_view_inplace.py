@@ -163,3 +163,80 @@ def test_a_detached_view_written_in_place_leaves_its_base_out_of_the_graph() -> 
         d = base.detach()
         d.mul_(lib.ones(3, dtype=lib.float64, requires_grad=True))
         assert (d.requires_grad, base.requires_grad, base.grad_fn) == (True, False, None), lib
+
+
+def _unbind_written(lib: Any) -> None:
+    a, _ = (lib.ones(2, 3, requires_grad=True) * 1).unbind(0)
+    a.mul_(2)
+
+
+def _chunk_written(lib: Any) -> None:
+    a, _ = (lib.ones(4, requires_grad=True) * 1).chunk(2)
+    a.add_(1)
+
+
+def _split_base_written(lib: Any) -> None:
+    x = lib.ones(4, requires_grad=True) * 1
+    a, _ = x.split(2)
+    x.mul_(2)
+    a.exp()
+
+
+def _unbind_of_plain_tensor_written(lib: Any) -> None:
+    a, _ = lib.ones(2, 3).unbind(0)
+    a.mul_(lib.ones(3, requires_grad=True))
+
+
+def _no_grad_view_written(lib: Any) -> None:
+    x = lib.ones(3, requires_grad=True) * 1
+    with (torch if lib is torch else ag).no_grad():
+        v = x[:2]
+    v.mul_(2)
+
+
+def _no_grad_view_of_written_base(lib: Any) -> None:
+    x = lib.ones(3, requires_grad=True) * 1
+    with (torch if lib is torch else ag).no_grad():
+        v = x[:2]
+    x.mul_(2)
+    v.grad_fn  # noqa: B018 - reading the history is what torch refuses
+
+
+REFUSED = {
+    "unbind_written": _unbind_written,
+    "chunk_written": _chunk_written,
+    "split_base_written": _split_base_written,
+    "unbind_of_plain_tensor_written": _unbind_of_plain_tensor_written,
+    "no_grad_view_written": _no_grad_view_written,
+    "no_grad_view_of_written_base": _no_grad_view_of_written_base,
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_views_whose_history_cannot_be_rewritten_refuse_writes_as_torch(name: str) -> None:
+    with pytest.raises(RuntimeError) as theirs:
+        REFUSED[name](torch)
+    with pytest.raises(RuntimeError) as ours:
+        REFUSED[name](E)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_multi_output_views_are_written_without_grad_mode() -> None:
+    for lib, no_grad in ((E, ag.no_grad), (torch, torch.no_grad)):
+        a, b = (lib.ones(2, 3, requires_grad=True) * 1).unbind(0)
+        with no_grad():
+            a.add_(1)
+        assert a.tolist() == [2.0, 2.0, 2.0], lib
+
+
+def test_a_no_grad_view_requires_grad_but_passes_no_gradient_on() -> None:
+    def run(lib: Any, no_grad: Any) -> Any:
+        leaf = lib.ones(3, requires_grad=True)
+        x = leaf * 1
+        with no_grad():
+            v = x[:2]
+        out = (v * 2).sum()
+        out.backward()
+        return v.requires_grad, v.is_leaf, out.requires_grad, v.grad, leaf.grad
+
+    assert run(E, ag.no_grad) == run(torch, torch.no_grad)

@@ -14,7 +14,7 @@ from typing import Any
 
 import ember.core as E
 from ember.core.dispatch import grad_mode
-from ember.core.tensor import Tensor, make
+from ember.core.tensor import DEFAULT, Tensor, make
 
 from .formulas import Formula
 from .grad_mode import no_grad
@@ -218,6 +218,7 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
             alias._vc = o._ensure_vc()
             alias._base = o if o._base is None else o._base
             alias._gv = alias._vc[0]
+            alias._cm = DEFAULT
             o = alias
         if id(o) not in frozen and o.dtype.category >= 2:
             o._grad_fn = ctx

@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
-from ember.core.tensor import Tensor, make
+from ember.core.tensor import MULTI_OUTPUT, NO_GRAD_MODE, Tensor, make
 
 from . import anomaly_mode
 from .formulas import FORMULAS, Formula, missing_formula
@@ -100,7 +100,16 @@ def _alias(t: Tensor) -> Tensor:
 
 def step(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     """Run ``op`` beneath autograd and record it (the dispatcher calls this when an
-    operand requires grad, grad mode is on and ``op`` is differentiable)."""
+    operand requires grad, grad mode is on and ``op`` is differentiable; for a view op,
+    also without grad mode: the views remember it)."""
+    if not grad_mode.enabled:
+        # a view of a tensor that requires grad requires grad (torch's views ask their base),
+        # but has no history and passes no gradient on
+        out = below(op, args, params)
+        for view in out if out.__class__ is tuple else (out,):
+            view._cm = NO_GRAD_MODE
+            view._requires_grad = view.dtype.category >= 2
+        return out
     if op.mutates:
         return _inplace(op, args, params, below)
     out = below(op, args, params)
@@ -200,8 +209,11 @@ def _edge(x: Tensor) -> Any:
     a leaf, None when it needs none."""
     if not x._requires_grad:
         return None
-    if x._base is not None and x._gv >= 0 and x._gv != x._vc[0]:  # type: ignore[index]
-        renew(x)
+    if x._base is not None and x._gv >= 0:
+        if x._gv != x._vc[0]:  # type: ignore[index]
+            renew(x)
+        elif x._cm == NO_GRAD_MODE and x._grad_fn is None:
+            return None
     fn = x._grad_fn
     if fn is None:
         return (x, 0)
@@ -256,14 +268,46 @@ def renew(view: Tensor) -> None:
 
     base = view._base
     assert base is not None and view._vc is not None
+    if not base._requires_grad and view._grad_fn is None:
+        view._gv = view._vc[0]
+        return
+    if view._cm:
+        raise _view_write_error(view, indirect=True)
     view._gv = view._vc[0]
-    if not base._requires_grad or base.dtype is not view.dtype:
+    if base.dtype is not view.dtype:
         return
     node = synthetic_node("AsStridedBackward0", VIEW_OF_BASE, (base,),
                           {"index": view_positions(base, view)})
     view._grad_fn = node
     view._requires_grad = True
     set_output_nr(view, 0)
+
+
+_REFUSED_VIEW = {
+    MULTI_OUTPUT: "This view is the output of a function that returns multiple views. Such "
+                  "functions do not allow the output views to be modified inplace. You should "
+                  "replace the inplace operation by an out-of-place one.",
+    NO_GRAD_MODE: "Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  "inside the no_grad block (if you don't want the inplace to be tracked) or "
+                  "both outside (if you want the inplace to be tracked).",
+}
+
+
+def _view_write_error(view: Tensor, indirect: bool) -> RuntimeError:
+    """torch's refusal of an in-place write into a view whose history cannot be rewritten
+    (``indirect``: the write went through its base or another view)."""
+    fn = view._grad_fn
+    if fn is not None:
+        m = view._ag
+        what = re.sub(r"Backward\d*$", "", fn.name())
+        head = f"Output {0 if m is None else m.output_nr} of {what} is a view and "
+        tail = "."
+    else:
+        head = "A view was created in no_grad mode and "
+        tail = " with grad mode enabled."
+    where = "its base or another view of its base has been" if indirect else "is being"
+    return RuntimeError(f"{head}{where} modified inplace{tail} {_REFUSED_VIEW[view._cm]}")
 
 
 def _mark_views(root: Tensor, known: tuple[Tensor, ...]) -> None:
@@ -328,7 +372,9 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     root = self._base
     if root is None:
         root = self
-    else:
+    elif self._gv >= 0:
+        if self._cm:
+            raise _view_write_error(self, indirect=False)
         history(self)
     had_grad = root._requires_grad
     base = _check_writable_in_graph(self)

@@ -297,7 +297,7 @@ def _after_autocast(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None
 
 
 def _autograd_step(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
-    if _autograd is not None and op.differentiable and grad_mode.enabled and \
+    if _autograd is not None and op.differentiable and (grad_mode.enabled or op.view) and \
             _requires_grad(args):
         return _autograd(op, args, params, _below)
     return _below_autograd(op, args, params)
@@ -332,8 +332,9 @@ def run_kernel(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> 
 
 
 def _graded(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
-    """An operand requires grad: autograd's step when it applies, else the kernel."""
-    if _autograd is not None and op.differentiable and grad_mode.enabled:
+    """An operand requires grad: autograd's step when it applies (to views without grad
+    mode too: they remember it), else the kernel."""
+    if _autograd is not None and op.differentiable and (grad_mode.enabled or op.view):
         return _autograd(op, args, params, run_kernel)
     return op.run(args, params)
 

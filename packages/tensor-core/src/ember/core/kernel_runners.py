@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device, enter_device
-from .tensor import Tensor, bump_version, make, make_view
+from .tensor import MULTI_OUTPUT, Tensor, bump_version, make, make_view
 
 if TYPE_CHECKING:
     from .dispatch import Op
@@ -180,6 +180,7 @@ _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
     root = a._base
     t._base = a if root is None else root
     t._gv = {version}
+    t._cm = 0
     return t
 """
 _PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
@@ -249,6 +250,8 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
         view = make_view(args[0], out, dt)
         if not op.differentiable:
             view._gv = -1
+        elif many:
+            view._cm = MULTI_OUTPUT
         return view
     if many and out.__class__ is _ndarray and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)

@@ -15,13 +15,18 @@ from .device import CPU, device
 from .function_modes import DisableTorchFunctionSubclass, subclass_defined
 from .meta import MetaArray
 
-__all__ = ["Tensor", "make", "make_view", "bump_version"]
+__all__ = ["Tensor", "make", "make_view", "bump_version", "DEFAULT", "MULTI_OUTPUT",
+           "NO_GRAD_MODE"]
+
+# How a view was made (torch's CreationMeta): in-place writes into the last two are refused
+# under autograd, since their histories cannot be rewritten
+DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE = 0, 1, 2
 
 
 class Tensor:
     """A multi-dimensional array with PyTorch's semantics."""
 
-    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_gv", "_requires_grad", "grad",
+    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_gv", "_cm", "_requires_grad", "grad",
                  "_grad_fn", "_ag", "__weakref__", "__dict__")
     _data: Any  # numpy.ndarray on the CPU, cupy.ndarray on CUDA
     dtype: _dt.dtype
@@ -31,6 +36,7 @@ class Tensor:
     # a view's: the version its autograd history was taken at (a write into the storage
     # after it makes autograd renew it); -1 for a view outside autograd (detach, .data)
     _gv: int
+    _cm: int  # a view's: how it was made (DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE), as torch's
     _requires_grad: bool
     grad: Tensor | None
     _grad_fn: Any
@@ -239,6 +245,7 @@ class Tensor:
         out = make(self._data, self.dtype, self.device)
         out._base = self._base
         out._gv = -1
+        out._cm = DEFAULT
         return out
 
     @data.setter
@@ -405,6 +412,7 @@ def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor
     root = base._base
     t._base = base if root is None else root
     t._gv = vc[0]
+    t._cm = DEFAULT
     t._requires_grad = False
     t.grad = None
     t._grad_fn = None
