@@ -46,8 +46,16 @@ def node_class(name: str) -> type[Node]:
     """A Node subclass named like torch's (``type(y.grad_fn).__name__ == 'MulBackward0'``)."""
     cls = _node_classes.get(name)
     if cls is None:
-        cls = _node_classes[name] = type(name, (Node,), {"__slots__": ()})
+        body: dict[str, Any] = {"__slots__": ()}
+        if name in _AUTOGRAD_NAMESPACE:
+            full = f"torch::autograd::{name}"
+            body["name"] = lambda self: full
+        cls = _node_classes[name] = type(name, (Node,), body)
     return cls
+
+
+# nodes of torch's autograd itself, whose name() carries its C++ namespace
+_AUTOGRAD_NAMESPACE = {"CopySlices"}
 
 
 def formula_of(op: Op) -> Formula:
