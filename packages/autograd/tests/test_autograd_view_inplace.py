@@ -355,3 +355,26 @@ def test_saved_tensors_modified_in_place_as_torch(name: str) -> None:
     """Backward refuses a saved tensor written since it was saved, naming its node and
     versions as torch does; writes nothing saved depends on are fine."""
     assert _outcome(SAVED[name], E) == _outcome(SAVED[name], torch)
+
+
+OUT_CALLS = {
+    "mul": lambda lib, x: lib.mul(x, 2, out=lib.empty(3)),
+    "sum": lambda lib, x: lib.sum(x, 0, out=lib.empty(())),
+    "cat": lambda lib, x: lib.cat([x, x], out=lib.empty(6)),
+    "out_requires_grad": lambda lib, x: lib.add(x.detach(), 1,
+                                                 out=lib.ones(3, requires_grad=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(OUT_CALLS))
+def test_out_refuses_autograd_as_torch(name: str) -> None:
+    """``out=`` cannot be differentiated: torch refuses it when an argument requires grad
+    (and leaves ``out`` unchanged), and allows it without grad mode."""
+    with pytest.raises(RuntimeError) as theirs:
+        OUT_CALLS[name](torch, torch.ones(3, requires_grad=True))
+    with pytest.raises(RuntimeError) as ours:
+        OUT_CALLS[name](E, E.ones(3, requires_grad=True))
+    assert str(ours.value) == str(theirs.value)
+    with ag.no_grad():
+        assert OUT_CALLS[name](E, E.ones(3, requires_grad=True)).requires_grad is (
+            name == "out_requires_grad")

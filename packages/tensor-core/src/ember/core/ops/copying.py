@@ -131,6 +131,9 @@ def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
     torch's warning when it held elements) and copies the result in."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if (result._requires_grad or out._requires_grad) and grad_mode.enabled:
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
     if out.device is not result.device:
         raise device_mismatch(op, out.device, result.device)
     if not _dt.can_cast(result.dtype, out.dtype):
