@@ -48,3 +48,15 @@ def test_setitem_on_meta_tensors_backpropagates(index: Any) -> None:
         gx, gv = grad(y, [x, v], m.ones(*M).to("meta"))
         grads.append([(tuple(g.shape), g.stride(), g.device.type) for g in (gx, gv)])
     assert grads[0] == grads[1]
+
+
+VIEW_INDICES = [0, slice(1, None), (0, slice(1, None)), (slice(None), 0), None, Ellipsis,
+                (Ellipsis, 1), (0, 1), slice(None), (0, slice(None)), (slice(None), None),
+                (None, 0), (slice(None), slice(None))]
+
+
+@pytest.mark.parametrize("index", VIEW_INDICES, ids=repr)
+def test_getitem_views_are_named_as_torch(index: Any) -> None:
+    """An indexing view's node is named after the last view torch makes it of."""
+    (ex,), (tx,) = inputs([M])
+    assert type((ex * 1)[index].grad_fn).__name__ == type((tx * 1)[index].grad_fn).__name__

@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
-from ember.core.tensor import MULTI_OUTPUT, NO_GRAD_MODE, Tensor, make
+from ember.core.tensor import DEFAULT, NO_GRAD_MODE, Tensor, make, refused_view_write
 
 from . import anomaly_mode
 from .formulas import FORMULAS, Formula, missing_formula
@@ -122,7 +122,19 @@ def step(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
         return _inplace(op, args, params, below)
     out = below(op, args, params)
     record(op, args, params, out)
+    if op.view:
+        _inherit_creation(args[0], out)
     return out
+
+
+def _inherit_creation(parent: Tensor, out: Any) -> None:
+    """A view of a view made in a way that refuses writes refuses them too (torch's
+    propagate_creation_meta)."""
+    if parent._base is None or parent._cm == DEFAULT:
+        return
+    for view in out if out.__class__ is tuple else (out,):
+        if view._cm == DEFAULT:
+            view._cm = parent._cm
 
 
 def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
@@ -280,7 +292,7 @@ def renew(view: Tensor) -> None:
         view._gv = view._vc[0]
         return
     if view._cm:
-        raise _view_write_error(view, indirect=True)
+        raise refused_view_write(view, _output_nr(view), indirect=True)
     view._gv = view._vc[0]
     if base.dtype is not view.dtype:
         return
@@ -289,33 +301,6 @@ def renew(view: Tensor) -> None:
     view._grad_fn = node
     view._requires_grad = True
     set_output_nr(view, 0)
-
-
-_REFUSED_VIEW = {
-    MULTI_OUTPUT: "This view is the output of a function that returns multiple views. Such "
-                  "functions do not allow the output views to be modified inplace. You should "
-                  "replace the inplace operation by an out-of-place one.",
-    NO_GRAD_MODE: "Given that this use case is ambiguous and error-prone, it is forbidden. You "
-                  "can clarify your code by moving both the view and the inplace either both "
-                  "inside the no_grad block (if you don't want the inplace to be tracked) or "
-                  "both outside (if you want the inplace to be tracked).",
-}
-
-
-def _view_write_error(view: Tensor, indirect: bool) -> RuntimeError:
-    """torch's refusal of an in-place write into a view whose history cannot be rewritten
-    (``indirect``: the write went through its base or another view)."""
-    fn = view._grad_fn
-    if fn is not None:
-        m = view._ag
-        what = re.sub(r"Backward\d*$", "", fn.name())
-        head = f"Output {0 if m is None else m.output_nr} of {what} is a view and "
-        tail = "."
-    else:
-        head = "A view was created in no_grad mode and "
-        tail = " with grad mode enabled."
-    where = "its base or another view of its base has been" if indirect else "is being"
-    return RuntimeError(f"{head}{where} modified inplace{tail} {_REFUSED_VIEW[view._cm]}")
 
 
 def _mark_views(root: Tensor, known: tuple[Tensor, ...]) -> None:
@@ -330,6 +315,11 @@ def _mark_views(root: Tensor, known: tuple[Tensor, ...]) -> None:
     for t in gc.get_referrers(vc):
         if isinstance(t, Tensor) and t._base is root and t._gv >= 0 and id(t) not in holders:
             t._requires_grad = t._requires_grad or t.dtype.category >= 2
+
+
+def _output_nr(t: Tensor) -> int:
+    m = t._ag
+    return 0 if m is None else m.output_nr  # type: ignore[no-any-return]
 
 
 def set_output_nr(t: Tensor, nr: int) -> None:
@@ -382,7 +372,7 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
         root = self
     elif self._gv >= 0:
         if self._cm:
-            raise _view_write_error(self, indirect=False)
+            raise refused_view_write(self, _output_nr(self), indirect=False)
         history(self)
     had_grad = root._requires_grad
     base = _check_writable_in_graph(self)

@@ -73,6 +73,24 @@ def getitem(n: Any, g: Tensor) -> Grads:
     return (out,)
 
 
+def getitem_name(n: Any) -> str:
+    """torch's name of an indexing view's node: that of the last view it is made of
+    (``x[0]`` SelectBackward0, ``x[1:]`` SliceBackward0, ``x[None]`` UnsqueezeBackward0);
+    in a tuple, slices over a whole dim make no view."""
+    index = n.params["index"]
+    whole = slice(None)
+    name = "AliasBackward0"
+    for entry in index if index.__class__ is tuple else (index,):
+        if entry is None:
+            name = "UnsqueezeBackward0"
+        elif entry.__class__ is slice:
+            if entry != whole or index.__class__ is not tuple:
+                name = "SliceBackward0"
+        elif entry is not Ellipsis:
+            name = "SelectBackward0"
+    return name
+
+
 def diagonal(n: Any, g: Tensor) -> Grads:
     p = n.params
     out = _zeros(input_shape(n), g)
@@ -216,7 +234,7 @@ FORMULAS: dict[str, Formula] = {
     "unfold": F(unfold),
     "as_strided": F(as_strided),
     "conj_physical": F(conj_physical),
-    "getitem": F(getitem),
+    "getitem": F(getitem, name=getitem_name),
     # ------------------------------------------------------------------ joining
     "cat": F(cat),
     "stack": F(stack),

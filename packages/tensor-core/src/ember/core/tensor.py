@@ -6,6 +6,7 @@ holds what a Tensor *is*: its storage, metadata, views and conversions.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from .function_modes import DisableTorchFunctionSubclass, subclass_defined
 from .meta import MetaArray
 
 __all__ = ["Tensor", "make", "make_view", "bump_version", "DEFAULT", "MULTI_OUTPUT",
-           "NO_GRAD_MODE"]
+           "NO_GRAD_MODE", "refused_view_write"]
 
 # How a view was made (torch's CreationMeta): in-place writes into the last two are refused
 # under autograd, since their histories cannot be rewritten
@@ -418,6 +419,33 @@ def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor
     t._grad_fn = None
     t._ag = None
     return t
+
+
+_REFUSAL_REASONS = {
+    MULTI_OUTPUT: "This view is the output of a function that returns multiple views. Such "
+                  "functions do not allow the output views to be modified inplace. You should "
+                  "replace the inplace operation by an out-of-place one.",
+    NO_GRAD_MODE: "Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                  "can clarify your code by moving both the view and the inplace either both "
+                  "inside the no_grad block (if you don't want the inplace to be tracked) or "
+                  "both outside (if you want the inplace to be tracked).",
+}
+
+
+def refused_view_write(view: Tensor, output_nr: int, indirect: bool) -> RuntimeError:
+    """torch's refusal of an in-place write, under autograd, into a view whose history
+    cannot be rewritten (``view._cm`` not DEFAULT); ``indirect``: the write went through
+    its base or another view of it."""
+    fn = view._grad_fn
+    where = "its base or another view of its base has been" if indirect else "is being"
+    op = "" if fn is None else re.sub(r"Backward\d*$", "", fn.name())  # the forward op
+    if view._cm == NO_GRAD_MODE or fn is None:
+        head = f"Output {output_nr} of {op} is a view of a view which was created in" if fn \
+            else "A view was created in"
+        msg = f"{head} no_grad mode and {where} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {output_nr} of {op} is a view and {where} modified inplace."
+    return RuntimeError(f"{msg} {_REFUSAL_REASONS[view._cm]}")
 
 
 def bump_version(t: Tensor) -> None:
