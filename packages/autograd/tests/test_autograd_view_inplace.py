@@ -378,3 +378,23 @@ def test_out_refuses_autograd_as_torch(name: str) -> None:
     with ag.no_grad():
         assert OUT_CALLS[name](E, E.ones(3, requires_grad=True)).requires_grad is (
             name == "out_requires_grad")
+
+
+def _through_a_detached_slice(lib: Any) -> Any:
+    x = lib.arange(12.0, dtype=lib.float64).reshape(3, 4).requires_grad_()
+    b = x * 1
+    d = b[1:].detach()
+    v = d[:, 1:]
+    seen = [d.storage_offset(), v.storage_offset(), v.requires_grad]
+    y = lib.ones(2, dtype=lib.float64, requires_grad=True)
+    v[:, 0] = y * 3
+    seen += [d.requires_grad, type(d.grad_fn).__name__, type(b.grad_fn).__name__]
+    (d * 2).sum().backward()
+    return seen + [y.grad.tolist(), x.grad, d[0].as_strided((2,), (1,), 5).tolist()]
+
+
+def test_views_of_a_detached_tensor_have_it_as_their_base() -> None:
+    """A detached tensor starts a history of its own: writes into its views give it a
+    CopySlices and leave the tensor it was detached from alone; its views still see the
+    original storage (offsets, as_strided)."""
+    assert _through_a_detached_slice(E) == _through_a_detached_slice(torch)

@@ -216,7 +216,7 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
             # an input returned as is: the output is a new tensor over the same storage
             alias = make(o._data, o.dtype, o.device)
             alias._vc = o._ensure_vc()
-            alias._base = o if o._base is None else o._base
+            alias._base = o if o._base is None or o._gv < 0 else o._base
             alias._gv = alias._vc[0]
             alias._cm = DEFAULT
             o = alias

@@ -24,7 +24,14 @@ import sys
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
-from ember.core.tensor import DEFAULT, NO_GRAD_MODE, Tensor, make, refused_view_write
+from ember.core.tensor import (
+    DEFAULT,
+    NO_GRAD_MODE,
+    Tensor,
+    make,
+    refuse_view_writes,
+    refused_view_write,
+)
 
 from . import anomaly_mode
 from .formulas import FORMULAS, Formula, missing_formula
@@ -368,11 +375,10 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     if grad_mode.inference:
         return below(op, args, params)
     root = self._base
-    if root is None:
+    if root is None or self._gv < 0:  # a view outside autograd is the root of its history
         root = self
-    elif self._gv >= 0:
-        if self._cm:
-            raise refused_view_write(self, _output_nr(self), indirect=False)
+    else:
+        refuse_view_writes(self)
         history(self)
     had_grad = root._requires_grad
     base = _check_writable_in_graph(self)

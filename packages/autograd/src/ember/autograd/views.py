@@ -38,7 +38,8 @@ def _positions(base: Tensor, view: Tensor) -> np.ndarray:
     b, v = base._data, view._data
     item = base.dtype.itemsize
     base_off = element_offsets(b.shape, tuple(s // item for s in b.strides)).ravel()
-    view_off = element_offsets(v.shape, tuple(s // item for s in v.strides)) + view.storage_offset()
+    view_off = element_offsets(v.shape, tuple(s // item for s in v.strides)) + (
+        view.storage_offset() - base.storage_offset())
     order = np.argsort(base_off, kind="stable")
     return order[np.searchsorted(base_off[order], view_off)]  # type: ignore[no-any-return]
 

@@ -178,7 +178,7 @@ _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
         vc = a._vc = [0]
     t._vc = vc
     root = a._base
-    t._base = a if root is None else root
+    t._base = a if root is None or a._gv < 0 else root
     t._gv = {version}
     t._cm = 0
     return t

@@ -17,7 +17,7 @@ from .function_modes import DisableTorchFunctionSubclass, subclass_defined
 from .meta import MetaArray
 
 __all__ = ["Tensor", "make", "make_view", "bump_version", "DEFAULT", "MULTI_OUTPUT",
-           "NO_GRAD_MODE", "refused_view_write"]
+           "NO_GRAD_MODE", "refused_view_write", "refuse_view_writes"]
 
 # How a view was made (torch's CreationMeta): in-place writes into the last two are refused
 # under autograd, since their histories cannot be rewritten
@@ -33,7 +33,9 @@ class Tensor:
     dtype: _dt.dtype
     device: device
     _vc: list[int] | None  # version counter, shared by all views of one storage
-    _base: Tensor | None  # the tensor whose storage this view looks into
+    # the tensor whose storage this view looks into: the first one up the chain that is no
+    # view or is a view outside autograd (detach), which its own views take as their base
+    _base: Tensor | None
     # a view's: the version its autograd history was taken at (a write into the storage
     # after it makes autograd renew it); -1 for a view outside autograd (detach, .data)
     _gv: int
@@ -161,7 +163,8 @@ class Tensor:
         base = self._base
         if base is None:
             return 0
-        return (_address(data) - _address(base._data)) // self.dtype.itemsize
+        return (_address(data) - _address(base._data)) // self.dtype.itemsize + \
+            base.storage_offset()
 
     def data_ptr(self) -> int:
         return _address(self._data)
@@ -411,7 +414,7 @@ def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor
         vc = base._vc = [0]
     t._vc = vc
     root = base._base
-    t._base = base if root is None else root
+    t._base = base if root is None or base._gv < 0 else root
     t._gv = vc[0]
     t._cm = DEFAULT
     t._requires_grad = False
@@ -446,6 +449,13 @@ def refused_view_write(view: Tensor, output_nr: int, indirect: bool) -> RuntimeE
     else:
         msg = f"Output {output_nr} of {op} is a view and {where} modified inplace."
     return RuntimeError(f"{msg} {_REFUSAL_REASONS[view._cm]}")
+
+
+def refuse_view_writes(t: Tensor) -> None:
+    """Under autograd, before an in-place write into ``t``: torch's refusal when ``t`` is a
+    view whose history cannot be rewritten."""
+    if t._base is not None and t._gv >= 0 and t._cm:
+        raise refused_view_write(t, t.output_nr, indirect=False)
 
 
 def bump_version(t: Tensor) -> None:

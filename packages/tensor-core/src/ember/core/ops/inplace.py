@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dispatch import grad_mode, steps
-from ..tensor import Tensor
+from ..tensor import Tensor, refuse_view_writes
 from .conversion import clone
 from .copying import assign_inplace
 
@@ -36,7 +36,10 @@ def inplace(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
     """
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        src = clone(self) if in_graph(self, args) else self
+        src = self
+        if in_graph(self, args):
+            refuse_view_writes(self)  # before the clone reads it
+            src = clone(self)
         return assign_inplace(self, fn(src, *args, **kwargs), name)
 
     method.__name__ = method.__qualname__ = name

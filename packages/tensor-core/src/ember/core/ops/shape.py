@@ -32,7 +32,7 @@ from ..dispatch import Op, dispatch, register
 from ..dtypes import scalar_type_name
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..meta import MetaArray
-from ..tensor import Size, Tensor, refused_view_write, wrap_dim
+from ..tensor import Size, Tensor, refuse_view_writes, wrap_dim
 from .conversion import contiguous
 from .copying import COPY_
 from .geometry import (
@@ -460,8 +460,7 @@ _WRITEBACK = {"writeback": True}
 def _check_rebasable(self: Tensor) -> None:
     """autograd's refusals of an in-place op, checked before ``self`` changes shape (it
     takes the view's history only after)."""
-    if self._base is not None and self._gv >= 0 and self._cm:
-        raise refused_view_write(self, self.output_nr, indirect=False)
+    refuse_view_writes(self)
     if self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

@@ -184,7 +184,9 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     offset = own if storage_offset is None else operator.index(storage_offset)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    root = input._base if input._base is not None else input
+    root = input
+    while root._base is not None:
+        root = root._base
     available = _storage_size(root._data)
     item = input.dtype.itemsize
     needed = 0 if 0 in size else offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
