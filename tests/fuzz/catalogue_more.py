@@ -356,12 +356,12 @@ def _sort(g: Gen) -> Call | None:
     d = _dim(g, x)
     desc = ", descending=True" if g.coin(0.3) else ""
     if g.coin(0.5):
-        return call(f"{{out}} = torch.sort({{0}}, {d}{desc}, stable=True)", x)
+        return call(f"{{out}} = torch.sort({{0}}, dim={d}{desc}, stable=True)", x)
     return call(f"{{out}} = torch.sort({{0}}, {d}{desc}).values", x)
 
 
 add("torch.sort", _sort)
-simple("torch.argsort", "{out} = torch.argsort({0}, {e}, stable=True)", is_real,
+simple("torch.argsort", "{out} = torch.argsort({0}, dim={e}, stable=True)", is_real,
        extra=lambda g, x: _dim(g, x) + (", descending=True" if g.coin(0.3) else ""))
 simple("torch.msort", "{out} = torch.msort({0})", is_real)
 
@@ -800,7 +800,7 @@ def _setitem(g: Gen) -> Call | None:
         idx, _ = _advanced_index(g, x)
         if "{0}" in idx:
             idx = idx.replace("{0}", "{0}.detach()")
-        elif g.t(x).dim() and "," not in idx:
+        elif g.t(x).dim():
             idx = _unique_index(g, x)
     if g.coin(0.6):
         value, args = g.scalar(x), ()

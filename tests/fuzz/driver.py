@@ -128,9 +128,24 @@ def _input_variants(program: Program) -> Iterable[Program]:
             yield with_input(replace(inp, base=np.round(inp.base)))
 
 
+def _rewired(program: Program) -> Iterable[Program]:
+    """``program`` with one step reading an input where it read an earlier result."""
+    inputs = [f"x{i}" for i in range(len(program.inputs))]
+    for k, step in enumerate(program.steps):
+        for j, arg in enumerate(step.args):
+            if arg in inputs:
+                continue
+            for name in inputs:
+                args = step.args[:j] + (name,) + step.args[j + 1:]
+                steps = list(program.steps)
+                steps[k] = replace(step, args=args)
+                yield replace(program, steps=tuple(steps))
+
+
 def _candidates(program: Program) -> Iterable[Program]:
     for k in reversed(range(len(program.steps))):
         yield _drop_step(program, k)
+    yield from _rewired(program)
     for i in reversed(range(len(program.inputs))):
         dropped = _drop_input(program, i)
         if dropped is not None:

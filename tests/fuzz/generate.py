@@ -60,6 +60,31 @@ def _exec(code: str, ns: dict[str, Any]) -> bool:
     return True
 
 
+def _partial_overlap(ns: dict[str, Any], step: Step) -> bool:
+    """Whether an operand of an in-place step shares memory with the tensor it writes
+    without being that very view: torch refuses some such writes and leaves the others'
+    results to the order it happens to visit elements in (unspecified)."""
+    target = ns.get(step.args[0]) if step.args else None
+    if not isinstance(target, torch.Tensor):
+        return False
+    ptr = target.untyped_storage().data_ptr()
+    for name in step.args[1:]:
+        other = ns.get(name)
+        if isinstance(other, torch.Tensor) and other.untyped_storage().data_ptr() == ptr and \
+                (other.shape, other.stride(), other.storage_offset()) != \
+                (target.shape, target.stride(), target.storage_offset()):
+            return True
+    return False
+
+
+def _replay(program: Program) -> dict[str, Any]:
+    ns: dict[str, Any] = {"torch": torch, "np": np}
+    exec(_compiled("\n".join(program.input_code())), ns)
+    for step in program.steps:
+        _exec(step.code(), ns)
+    return ns
+
+
 def _backward(rng: np.random.Generator, ns: dict[str, Any], steps: list[Step],
               k: int) -> Step | None:
     """A backward of a reduction of the latest result that requires grad."""
@@ -94,7 +119,11 @@ def generate(rng: np.random.Generator, entries: list[Entry] | None = None) -> Pr
                 if built is None:
                     continue
                 step = Step(entry.op, built.template, built.args, f"v{k}", built.meta_only)
+                overlap = entry.inplace and _partial_overlap(ns, step)
                 if _exec(step.code(), ns):
+                    if overlap:  # torch accepted a write whose result it leaves unspecified
+                        ns = _replay(Program(inputs, tuple(steps)))
+                        continue
                     steps.append(step)
                     value = ns.get(step.out)
                     if isinstance(value, torch.Tensor) and not step.meta_only:
