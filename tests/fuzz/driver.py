@@ -210,7 +210,9 @@ def write_known(cases: list[Case], seed: int, path: Path = KNOWN_FAILURES) -> No
         "# The test is strict both ways: a disagreement not listed here fails it, and so does a",
         "# listed case that now agrees. After a fix, regenerate this file with",
         f"#     python -m tests.fuzz --cases {len(cases)} --seed {seed} --write-known",
-        "# and commit it with the fix: the list only shrinks as fixes land.",
+        "# and commit it with the fix: the list only shrinks as fixes land. Regenerate it too",
+        "# after changing the catalogue (or the elementwise modules' FUNCTIONS, which it takes",
+        "# whole): the programs of the cases change with it.",
         "# case  op  class",
     ]
     rows = [f"{c.index} {c.disagreement.op} {c.disagreement.cls}" for c in cases
