@@ -49,7 +49,10 @@ def test_disagreements_are_exactly_the_known_failures(ci_cases):
 
 def test_the_catalogue_reaches_every_primitive():
     reached = reached_primitives(2)
-    missing = sorted(set(REGISTRY) - set(reached) - set(NOT_REACHED))
+    # custom ops (``namespace::name``, which other tests register through ember.library)
+    # are the users', not Ember's primitives
+    own = {name for name in REGISTRY if "::" not in name}
+    missing = sorted(own - set(reached) - set(NOT_REACHED))
     assert missing == [], f"no catalogue entry reaches {missing}: add one, or say why in NOT_REACHED"
     assert sorted(set(NOT_REACHED) & set(reached)) == []
     assert set(VALUES_NOT_COMPARED) <= set(REGISTRY)
