@@ -2,8 +2,9 @@
 
 ``nox`` runs the default sessions, which together are the whole test suite: ``lint``, one
 session per package (named after its directory, e.g. ``tensor-core``), ``stack`` and
-``wheels``. ``nox -s bench`` and ``nox -s gpu`` run on demand. Arguments after ``--`` go to
-pytest (or to each script in bench/), e.g. ``nox -s tensor-core -- -k matmul -x``.
+``wheels``. ``nox -s bench``, ``nox -s fuzz`` and ``nox -s gpu`` run on demand. Arguments
+after ``--`` go to pytest (or to each script in bench/, or to the fuzzer), e.g. ``nox -s
+tensor-core -- -k matmul -x``.
 
 Environments are virtualenvs filled by pip: pip finds the local CPU wheel of torch here,
 where uv would download a multi-gigabyte CUDA build instead.
@@ -159,6 +160,20 @@ def stack(session: nox.Session) -> None:
     _check_complete(session)
     session.install(*_editable(PACKAGES), "-e", ".", *TEST_DEPS)
     session.run("pytest", "tests", *_test_dirs(PACKAGES), *session.posargs)
+
+
+@nox.session(default=False)
+def fuzz(session: nox.Session) -> None:
+    """The differential fuzzer against torch, on the stack as `stack` installs it.
+
+    Arguments after ``--`` go to ``python -m tests.fuzz``, e.g. ``nox -s fuzz -- --cases
+    10000 --seed 1`` (``--help`` lists the others; ``--write-known`` rewrites the table of
+    known failures that tests/test_fuzz.py checks).
+    """
+    _isolate(session)
+    _check_complete(session)
+    session.install(*_editable(PACKAGES), "-e", ".", *TEST_DEPS)
+    session.run("python", "-m", "tests.fuzz", *session.posargs)
 
 
 # Proves the tests below import the installed wheels, not the source tree.

@@ -1,0 +1,145 @@
+"""What a catalogue entry sees while a program is generated: the program's tensors so far
+(live torch tensors, so that an entry picks dims, sizes and indices that fit) and the
+random stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DTYPE_CODE = {name: f"torch.{name}" for name in (
+    "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+    "bool", "complex64")}
+
+
+@dataclass(frozen=True)
+class Call:
+    template: str
+    args: tuple[str, ...]
+    meta_only: bool = False
+
+
+def call(template: str, *args: str, meta_only: bool = False) -> Call:
+    return Call(template, args, meta_only)
+
+
+def is_float(t: Any) -> bool:
+    return bool(t.dtype.is_floating_point)
+
+
+def is_complex(t: Any) -> bool:
+    return bool(t.is_complex())
+
+
+def is_bool(t: Any) -> bool:
+    return str(t.dtype) == "torch.bool"
+
+
+def is_int(t: Any) -> bool:
+    return not (is_float(t) or is_complex(t) or is_bool(t))
+
+
+def is_real(t: Any) -> bool:
+    return not is_complex(t)
+
+
+def is_number(t: Any) -> bool:
+    return not is_bool(t)
+
+
+class Gen:
+    def __init__(self, rng: np.random.Generator, ns: dict[str, Any], pool: list[str]):
+        self.rng = rng
+        self.ns = ns
+        self.pool = pool
+
+    def t(self, name: str) -> Any:
+        return self.ns[name]
+
+    def coin(self, p: float = 0.5) -> bool:
+        return bool(self.rng.random() < p)
+
+    def choice(self, seq: Any) -> Any:
+        return seq[int(self.rng.integers(0, len(seq)))]
+
+    def int(self, lo: int, hi: int) -> int:
+        """An int in [lo, hi]."""
+        return int(self.rng.integers(lo, hi + 1))
+
+    def pick(self, pred: Any = None, *, ndim: int = 0, recent: bool = False,
+             strict: bool = False) -> str | None:
+        """A tensor of the program with at least ``ndim`` dims, satisfying ``pred`` (most
+        of the time: sometimes any tensor, so that error paths are tried too, unless
+        ``strict``); ``recent`` prefers the latest results."""
+        names = [n for n in self.pool if self.t(n).dim() >= ndim]
+        good = [n for n in names if pred is None or pred(self.t(n))]
+        if good and (strict or self.coin(0.9)):
+            names = good
+        elif strict:
+            return None
+        if not names:
+            return None
+        if recent and self.coin(0.6):
+            return names[-1]
+        return self.choice(names)
+
+    def partner(self, name: str, pred: Any = None) -> str | None:
+        """Another tensor, preferably one that broadcasts with ``name``."""
+        shape = tuple(self.t(name).shape)
+        fits = [n for n in self.pool if _broadcasts(shape, tuple(self.t(n).shape))
+                and (pred is None or pred(self.t(n)))]
+        if fits and self.coin(0.9):
+            return self.choice(fits)
+        return self.pick(pred)
+
+    def dim(self, name: str) -> int:
+        """A valid dim of ``name`` (0 for a 0-d tensor), sometimes negative."""
+        n = max(self.t(name).dim(), 1)
+        d = self.int(0, n - 1)
+        return d - n if self.coin(0.3) else d
+
+    def dims(self, name: str) -> str:
+        """Some distinct dims of ``name`` as a tuple literal."""
+        n = self.t(name).dim()
+        if n == 0:
+            return "()" if self.coin(0.3) else "0"
+        k = self.int(1, n)
+        picked = sorted(self.rng.choice(n, size=k, replace=False).tolist())
+        return f"({', '.join(map(str, picked))},)"
+
+    def size(self, name: str, dim: int) -> int:
+        t = self.t(name)
+        return int(t.shape[dim]) if t.dim() else 1
+
+    def scalar(self, name: str | None = None) -> str:
+        """A Python number suited to ``name``'s dtype (sometimes of another kind)."""
+        t = None if name is None else self.t(name)
+        if t is not None and is_bool(t) and self.coin(0.7):
+            return self.choice(["True", "False"])
+        if t is not None and is_int(t) and self.coin(0.7):
+            return self.choice(["2", "-1", "0", "3", "7"])
+        return self.choice(["2", "-1", "0.5", "2.5", "-3.0", "0", "True", "1.5", "1j"]
+                           if self.coin(0.05) else ["2", "-1", "0.5", "2.5", "-3.0", "0",
+                                                    "True", "1.5"])
+
+    def dtype(self) -> str:
+        return self.choice(list(DTYPE_CODE.values()))
+
+    def shape_like(self, name: str) -> str:
+        shape = tuple(self.t(name).shape)
+        return repr(shape) if len(shape) != 1 else f"({shape[0]},)"
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return all(x == y or x == 1 or y == 1 for x, y in zip(reversed(a), reversed(b)))
+
+
+def index_literal(values: Any, dtype: str = "") -> str:
+    """``torch.tensor(...)`` code of an index tensor."""
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return f"torch.zeros({tuple(arr.shape)!r}, dtype=torch.{dtype or 'int64'})"
+    text = repr(arr.tolist())
+    return f"torch.tensor({text}{', dtype=torch.' + dtype if dtype else ''})"
