@@ -242,14 +242,23 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 def _var_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(NP_F32) if x.dtype in HALF else x
+    return row_major(_var_wide(x, dim, keepdim, correction).astype(real_dtype(x.dtype),
+                                                                    copy=False))
+
+
+def _var_wide(x: Any, dim: Dims, keepdim: bool, correction: float) -> Any:
+    """The variance in double precision, as torch's CPU kernels accumulate it (float32
+    deviations of 1e20 square to inf; torch's std of them is finite)."""
+    w = x.astype(_DOUBLE[x.dtype.kind], copy=False) if x.dtype.kind in _DOUBLE else x
     n = count_of(x.shape, dim)
     if n > correction and n > 0:
-        r = _var(w, dim, keepdim, n, n - correction)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):  # torch's inf and nan, silently
-            r = _var(w, dim, keepdim, n, builtins.max(0.0, n - correction))
-    return row_major(r.astype(real_dtype(x.dtype), copy=False))
+        return _var(w, dim, keepdim, n, n - correction)
+    with np.errstate(invalid="ignore", divide="ignore"):  # torch's inf and nan, silently
+        return _var(w, dim, keepdim, n, builtins.max(0.0, n - correction))
+
+
+# by dtype kind; "V" is ml_dtypes' bfloat16
+_DOUBLE = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128), "V": np.dtype(np.float64)}
 
 
 def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
@@ -261,9 +270,11 @@ def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
 
 def _std_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(NP_F32) if x.dtype in HALF else x
-    return np.sqrt(_var_forward(w, dim, keepdim, correction)).astype(real_dtype(x.dtype),
-                                                                    copy=False)
+    if x.dtype.kind == "c":  # torch adds the parts' variances in the real dtype, then roots
+        return np.sqrt(_var_forward(x, dim, keepdim, correction))
+    # the square root is taken before rounding to the input's precision, as torch does
+    return row_major(np.sqrt(_var_wide(x, dim, keepdim, correction)).astype(
+        real_dtype(x.dtype), copy=False))
 
 
 VAR = register("var", _var_forward, REAL_RULE, "reduction", arg_names=SELF)
