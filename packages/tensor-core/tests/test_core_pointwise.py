@@ -444,4 +444,5 @@ def test_dispatches_its_primitive(name, fn):
     if op.mutates:
         assert out is y and op.functional.differentiable
     else:
-        assert op.differentiable == (name not in ("heaviside", "isclose"))
+        # torch records heaviside (its backward raises), not isclose
+        assert op.differentiable == (name != "isclose")

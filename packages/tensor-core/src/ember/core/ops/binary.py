@@ -119,11 +119,14 @@ SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
                              scale=lambda s, o, a: _scaled(s, o, a, True))
 MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
 DIV, true_divide, _div_ = binary_op("div", _true_divide, result="float", inplace=True)
-DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, differentiable=False,
+# torch differentiates div with a rounding mode (gradient zero) and records floor_divide
+# (whose backward raises): the same floor division is two primitives, as in torch
+DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, inplace=True,
+                                               allowed="if")
+DIV_FLOOR, _div_floor, _div_floor_ = binary_op("div_floor", _floor_divide, kernel="div_floor_cpu",
                                                inplace=True, allowed="if")
 FLOOR_DIVIDE, floor_divide, _floor_divide_ = binary_op(
-    "floor_divide", _floor_divide, differentiable=False, kernel="div_floor_cpu", inplace=True,
-    allowed="if")
+    "floor_divide", _floor_divide, kernel="div_floor_cpu", inplace=True, allowed="if")
 REMAINDER, remainder, _remainder_ = binary_op("remainder", _remainder, inplace=True, allowed="if")
 FMOD, fmod, _fmod_ = binary_op("fmod", _fmod, scalars="other", inplace=True, allowed="if")
 POW, _pow, _pow_ = binary_op("pow", _power, allowed="ifc", kernel="pow", inplace=True,
@@ -247,7 +250,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     if rounding_mode is None:
         return true_divide(input, other, out=out)
     if rounding_mode == "floor":
-        return floor_divide(input, other, out=out)
+        return _div_floor(input, other, out=out)
     if rounding_mode == "trunc":
         return _div_trunc(input, other, out=out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -308,7 +311,7 @@ def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
     if rounding_mode is None:
         return _div_(self, other)  # type: ignore[misc]
     if rounding_mode == "floor":
-        return _floor_divide_(self, other)  # type: ignore[misc]
+        return _div_floor_(self, other)  # type: ignore[misc]
     if rounding_mode == "trunc":
         return _div_trunc_(self, other)  # type: ignore[misc]
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "

@@ -306,8 +306,9 @@ def _heaviside(x: Any, values: Any) -> Any:
     return xp_of(x).where(x == 0, values, (x > 0).astype(x.dtype))
 
 
+# recorded, as torch records it; its backward raises (no derivative is implemented)
 HEAVISIDE = register("heaviside", _heaviside, meta.elementwise("promote"), "elementwise",
-                     differentiable=False, arg_names=("self", "values"))
+                     arg_names=("self", "values"))
 
 
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
