@@ -7,6 +7,7 @@ torch raises, Ember must raise the same exception type and leave its input uncha
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -332,3 +333,20 @@ def test_var_std_accumulate_in_double(fn, dtype, values):
     e = ember.tensor(values, dtype=getattr(ember, dtype))
     t = torch.tensor(values, dtype=getattr(torch, dtype))
     check(fn(ember, e), fn(torch, t), rtol=1e-5 if dtype != "bfloat16" else 1.6e-2)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.ones(1).var(), lambda L: L.ones(0).std(), lambda L: L.ones(3).var(correction=5),
+    lambda L: L.ones(2, 0).var(1), lambda L: L.ones(2, 3).std(0, correction=2),
+    lambda L: L.var_mean(L.ones(1)), lambda L: L.std_mean(L.ones(2, 3), 1, correction=3),
+    lambda L: L.ones(3).var(), lambda L: L.ones(2, 3).std(0),
+])
+def test_var_std_warn_without_degrees_of_freedom(fn) -> None:
+    def messages(L: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(L)
+        return [str(w.message).split(" (Triggered")[0] for w in caught
+                if w.category is UserWarning]
+
+    assert messages(ember) == messages(torch)

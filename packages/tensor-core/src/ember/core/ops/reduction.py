@@ -30,6 +30,7 @@ are. float16 and bfloat16 accumulate in float32 and round once, as torch does.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -282,8 +283,9 @@ STD = register("std", _std_forward, REAL_RULE, "reduction", arg_names=SELF)
 
 
 def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-              correction: Any, out: Tensor | None) -> Tensor:
-    name = op.name
+              correction: Any, out: Tensor | None, name: str | None = None) -> Tensor:
+    """var or std (``name``: the public op, var_mean and std_mean warn by their names)."""
+    name = name or op.name
     check_input(name, input)
     if isinstance(dim, bool):  # the legacy form std(input, unbiased)
         dim, unbiased = None, dim
@@ -294,8 +296,12 @@ def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ndim = input._data.ndim
-    params = {"dim": reduced_dims(name, dim, ndim), "keepdim": keepdim_of(keepdim, ndim),
-              "correction": float(correction)}
+    dims = reduced_dims(name, dim, ndim)
+    if correction >= count_of(input._data.shape, dims):
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    params = {"dim": dims, "keepdim": keepdim_of(keepdim, ndim), "correction": float(correction)}
     return with_out(dispatch(op, (input,), params), name, out)
 
 
@@ -316,7 +322,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """torch.var_mean: ``(var, mean)`` over the same dims."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = _var_like(VAR, input, dim, unbiased, keepdim, correction, None, "var_mean")
     return named(rt.var_mean, "var_mean", (v, mean(input, dim, keepdim)), None)
 
 
@@ -325,7 +331,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """torch.std_mean: ``(std, mean)`` over the same dims."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    s = std(input, dim, unbiased, keepdim, correction=correction)
+    s = _var_like(STD, input, dim, unbiased, keepdim, correction, None, "std_mean")
     return named(rt.std_mean, "std_mean", (s, mean(input, dim, keepdim)), None)
 
 
