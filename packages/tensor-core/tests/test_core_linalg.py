@@ -358,3 +358,15 @@ def test_einsum_dtypes_follow_torchs_pairwise_steps(equation, shapes, dtypes):
         return m.einsum(equation, *ops)
 
     run(lambda m: fn(m), [])
+
+
+# torch's baddbmm/addbmm read batch1's and batch2's sizes before checking their ranks (an
+# IndexError for a missing dim); addmv checks the ranks first
+@pytest.mark.parametrize("name", ["baddbmm", "addbmm", "addmv"])
+@pytest.mark.parametrize("shapes", [
+    [(1, 2), (2, 3), (3, 2)], [(2,), (2, 3, 3), (3, 0)], [(3, 2, 3), (3, 0, 3, 2), (2,)],
+    [(2,), (), ()], [(2,), (2, 2, 2), (2,)], [(), (0, 0), ()], [(2, 3), (1, 2, 3, 4), (1, 4, 3)],
+    [(2, 3), (1, 2, 4), (1, 4, 3)], [(3,), (), ()],
+])
+def test_add_products_of_wrong_ranks(name, shapes):
+    run(lambda m: getattr(m, name)(*[m.ones(s) for s in shapes]), [])

@@ -441,7 +441,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     """torch.addmv: ``beta * input + alpha * (mat @ vec)``."""
     check_tensors("addmv", input=input, mat=mat, vec=vec)
     rows = input._data.shape[0] if input.ndim == 1 else None
-    if input.ndim > 1:
+    if input.ndim > 1 or mat.ndim == 0:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     _mv_check(mat, vec, rows)
@@ -453,10 +453,20 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
                         out)
 
 
+def _sizes_read(batch1: Tensor, dims1: tuple[int, ...], batch2: Tensor, dim2: int) -> None:
+    """torch's baddbmm/addbmm read these sizes before checking ranks: a tensor without
+    them is its IndexError, as ``Tensor.size(dim)`` gives it."""
+    for t, d in [(batch1, d) for d in dims1] + [(batch2, dim2)]:
+        if t.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        wrap_dim(d, t.ndim)
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """torch.baddbmm: ``beta * input + alpha * bmm(batch1, batch2)``."""
     check_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
+    _sizes_read(batch1, (0, 1), batch2, 2)
     _bmm_check(batch1, batch2)
     (n, rows, _), cols = batch1._data.shape, batch2._data.shape[2]
     return _add_product(ADDMM, "baddbmm", input, batch1, batch2, (n, rows, cols), beta, alpha,
@@ -467,6 +477,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
            out: Tensor | None = None) -> Tensor:
     """torch.addbmm: ``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     check_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
+    _sizes_read(batch1, (1,), batch2, 2)
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim != 3:
