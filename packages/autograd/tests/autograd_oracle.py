@@ -34,7 +34,7 @@ TOP = SimpleNamespace(
     is_grad_enabled=ag.is_grad_enabled, is_inference_mode_enabled=ag.is_inference_mode_enabled)
 
 __all__ = ["E", "check", "pair", "inputs", "first", "compare_grads", "ops_in_graph",
-           "data_options"]
+           "data_options", "compare_value_grads"]
 
 
 def data_options(opts: dict[str, Any]) -> dict[str, Any]:
@@ -133,3 +133,24 @@ def check_saved(fn: Callable[..., Any], shapes: list[tuple[int, ...]], *,
             x.requires_grad_(rg)
         counts.append(saved_bytes(m, fn, m, *xs))
     assert counts[0] <= counts[1], f"Ember saves {counts[0]} bytes, torch {counts[1]}"
+
+
+def compare_value_grads(fn: Callable[..., Any], *values: Any) -> None:
+    """``fn(m, *leaves).sum().backward()`` on leaves holding ``values`` (NaN, ties, zeros):
+    the same gradients as torch's, NaN where torch's are NaN, or the same exception."""
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    es = [E.tensor(v, dtype=E.float64, requires_grad=True) for v in values]
+    try:
+        first(fn(torch, *ts)).sum().backward()
+    except Exception as exc:
+        try:
+            first(fn(E, *es)).sum().backward()
+        except type(exc):
+            return
+        raise AssertionError(f"torch raises {type(exc).__name__}: {exc}; Ember does not")
+    first(fn(E, *es)).sum().backward()
+    for i, (e, t) in enumerate(zip(es, ts)):
+        assert (e.grad is None) == (t.grad is None), f"input {i}: grad {e.grad} vs {t.grad}"
+        if t.grad is not None:
+            np.testing.assert_allclose(np.array(e.grad), t.grad.numpy(), rtol=1e-12,
+                                       err_msg=f"input {i}")

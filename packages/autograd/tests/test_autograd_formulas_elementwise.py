@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from autograd_oracle import E, compare_grads, data_options, first, inputs
+from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
 
 import ember.autograd
 
@@ -31,6 +31,10 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("mul_empty", lambda m, x, y: x * y, [(0, 3), (1, 3)], {}),
     ("mul_mixed_dtype", lambda m, x, y: x * y.float(), [M, V], NO_GRADCHECK),
     ("div", lambda m, x, y: x / y, [M, V], POS),
+    # rounding division: a zero gradient for both operands (DivBackward2)
+    ("div_trunc", lambda m, x, y: m.div(x, y, rounding_mode="trunc") + x, [M, V], POS),
+    ("div_floor", lambda m, x, y: m.div(x, y, rounding_mode="floor") + y, [M, V], POS),
+    ("div_floor_scalar", lambda m, x: m.div(x, 0.3, rounding_mode="floor") * x, [M], {}),
     ("rdiv", lambda m, x: 2 / x, [M], POS),
     ("remainder", lambda m, x, y: m.remainder(x, y), [M, V], POS),
     ("fmod", lambda m, x, y: m.fmod(x, y), [M, V], POS),
@@ -146,3 +150,24 @@ def test_gradcheck(case: Any) -> None:
     _, fn, shapes, opts = case
     es, _ = inputs(shapes, "float64", **data_options(opts))
     assert ember.autograd.gradcheck(lambda *a: first(fn(E, *a)), es)
+
+
+NAN = float("nan")
+# torch's clamp bound gradients flow where x is strictly beyond the bound (a NaN x or bound
+# gives them none); x's gradient where it lies within the bounds
+CLAMP_NAN = [
+    lambda m, x, lo: m.clamp(x, lo),
+    lambda m, x, hi: m.clamp(x, None, hi),
+    lambda m, x, lo: m.clamp(x, lo, m.full_like(x, 1.5)),
+    lambda m, x, hi: m.clamp(x, m.full_like(x, 0.8), hi),
+    lambda m, x, b: m.clamp(x, b, b * 0.5),
+    lambda m, x, b: m.clamp(x, 0.6, 0.9) + b,
+    lambda m, x, b: m.maximum(x, b),
+    lambda m, x, b: m.minimum(x, b),
+    lambda m, x, b: m.fmax(x, b),
+]
+
+
+@pytest.mark.parametrize("fn", CLAMP_NAN)
+def test_nan_gradients_of_clamp_and_extremes(fn: Any) -> None:
+    compare_value_grads(fn, [1.0, NAN, 0.5, 0.7], [0.7, 0.7, NAN, 0.7])

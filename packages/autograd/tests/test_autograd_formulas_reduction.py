@@ -3,10 +3,13 @@ outputs, ties shared evenly as torch shares them), and what the nodes keep of a 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+import numpy as np
 import pytest
-from autograd_oracle import E, compare_grads, inputs
+import torch
+from autograd_oracle import E, compare_grads, compare_value_grads, inputs
 
 import ember.autograd
 
@@ -63,3 +66,81 @@ def test_nodes_keep_the_params_of_the_call() -> None:
     assert E.sum(E.ones(3)).grad_fn is None
     with ember.autograd.no_grad():
         assert x.softmax(1).grad_fn is None
+
+
+NAN = float("nan")
+ROW = [1.0, NAN, 0.5]
+GRID = [[1.0, NAN], [0.5, 2.0]]
+# torch's formulas with NaN inputs: amax/amin (scale_grad_by_count) give NaN over a slice
+# whose extreme is NaN; max()/min()/median() (evenly_distribute_backward) share the
+# gradient among the NaNs; prod without zeros is grad * result / x (NaN everywhere)
+NAN_CASES = [
+    ("max_all", lambda m, x: x.max(), [ROW]),
+    ("min_all", lambda m, x: x.min(), [ROW]),
+    ("max_all_two_nans", lambda m, x: x.max(), [[NAN, NAN, 0.5]]),
+    ("amax", lambda m, x: x.amax(), [ROW]),
+    ("amin", lambda m, x: x.amin(), [ROW]),
+    ("amax_dim", lambda m, x: x.amax(1), [GRID]),
+    ("amin_dims", lambda m, x: x.amin((0, 1), keepdim=True), [GRID]),
+    ("aminmax", lambda m, x: m.aminmax(x)[0], [[[1.0, NAN], [NAN, 2.0]]]),
+    ("aminmax_dim", lambda m, x: m.aminmax(x, dim=1)[1], [GRID]),
+    ("max_dim", lambda m, x: x.max(1)[0], [GRID]),
+    ("min_dim", lambda m, x: x.min(0)[0], [GRID]),
+    ("prod", lambda m, x: x.prod(), [ROW]),
+    ("prod_dim", lambda m, x: x.prod(1), [GRID]),
+    ("prod_zero", lambda m, x: x.prod(), [[1.0, NAN, 0.0]]),
+    ("prod_zeros", lambda m, x: x.prod(), [[0.0, 2.0, 0.0]]),
+    ("prod_dim_zeros", lambda m, x: x.prod(0), [[[0.0, 2.0], [0.0, NAN]]]),
+    ("prod_empty", lambda m, x: x.prod(), [[]]),
+    ("median", lambda m, x: x.median(), [ROW]),
+    ("cummax", lambda m, x: x.cummax(0)[0], [ROW]),
+    ("sort", lambda m, x: m.sort(x)[0] * m.tensor([1.0, 2.0, 3.0], dtype=x.dtype), [ROW]),
+    ("norm", lambda m, x: x.norm(), [ROW]),
+    ("norm_inf", lambda m, x: x.norm(p=float("inf")), [ROW]),
+    ("norm_inf_dim", lambda m, x: x.norm(p=float("inf"), dim=1), [GRID]),
+    ("norm_1", lambda m, x: x.norm(p=1), [ROW]),
+]
+
+
+@pytest.mark.parametrize("fn, values", [c[1:] for c in NAN_CASES], ids=[c[0] for c in NAN_CASES])
+def test_nan_gradients_match_torch(fn: Any, values: Any) -> None:
+    compare_value_grads(fn, *values)
+
+
+def test_prod_grad_of_grad_with_a_nan() -> None:
+    def fn(m: Any, x: Any) -> Any:
+        return m.autograd.grad(x.prod(), x, create_graph=True)[0]
+
+    x = [[1.0, NAN], [2.0, 3.0]]
+    ts = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    es = E.tensor(x, dtype=E.float64, requires_grad=True)
+    torch.autograd.grad(ts.prod(), ts, create_graph=True)[0].sum().backward()
+    ember.autograd.grad(es.prod(), es, create_graph=True)[0].sum().backward()
+    np.testing.assert_allclose(np.array(es.grad), ts.grad.numpy())
+
+
+# torch's var_backward: over every element with N <= correction the factor 2 / (N -
+# correction) is infinite (NaN where x is its mean); over some dims 2 / 0 is inf
+VAR_CASES = [
+    ("var_one", lambda m, x: x.var(), [[1.0]]),
+    ("std_one", lambda m, x: x.std(), [[1.0]]),
+    ("var_mean_one", lambda m, x: m.var_mean(x)[0], [[1.0]]),
+    ("std_mean_one", lambda m, x: m.std_mean(x)[0], [[1.0]]),
+    ("var_correction_n", lambda m, x: x.var(correction=3), [[1.0, 1.0, 1.0]]),
+    ("var_correction_n_spread", lambda m, x: x.var(correction=3), [[1.0, 2.0, 4.0]]),
+    ("var_correction_above_n", lambda m, x: x.var(correction=5), [[1.0, 2.0, 4.0]]),
+    ("std_correction_n", lambda m, x: x.std(correction=3), [[1.0, 2.0, 4.0]]),
+    ("var_dim_one", lambda m, x: x.var(1), [[[1.0], [2.0]]]),
+    ("std_dim_one", lambda m, x: x.std(1), [[[1.0], [2.0]]]),
+    ("var_dim_correction_above_n", lambda m, x: x.var(0, correction=4), [[1.0, 2.0, 4.0]]),
+    ("var_empty", lambda m, x: x.var(), [[]]),
+    ("std_empty", lambda m, x: x.std(), [[]]),
+    ("var_0d", lambda m, x: x.var(), [3.0]),
+]
+
+
+@pytest.mark.parametrize("fn, values", [c[1:] for c in VAR_CASES], ids=[c[0] for c in VAR_CASES])
+def test_var_std_gradients_without_degrees_of_freedom(fn: Any, values: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that the degrees of freedom are <= 0
+        compare_value_grads(fn, *values)

@@ -63,6 +63,8 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("amin", lambda m, x: x.amin((0, 1)), [B], {}),
     ("aminmax", lambda m, x: sum(m.aminmax(x, dim=1)), [M], {}),
     ("max_all", lambda m, x: x.max(), [M], {}),
+    ("min_all", lambda m, x: x.min(), [M], {}),
+    ("max_all_ties", lambda m, x: m.cat([x, x]).max(), [M], NO_GRADCHECK),
     ("max_dim", lambda m, x: x.max(1), [M], {}),
     ("min_dim_keepdim", lambda m, x: x.min(0, keepdim=True), [M], {}),
     ("max_0d", lambda m, x: x.max(0), [()], {}),

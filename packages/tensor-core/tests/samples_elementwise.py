@@ -18,7 +18,7 @@ _NO_NUMBER = {"maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "logaddexp
               "logical_and", "logical_or", "logical_xor"}
 # public spelling of primitives whose name is not torch's
 _PUBLIC = {"div_trunc": ("div", {"rounding_mode": "trunc"}),
-           "floor_divide": ("div", {"rounding_mode": "floor"})}
+           "div_floor": ("div", {"rounding_mode": "floor"})}
 
 
 def _dtype(name: str) -> str:
@@ -58,7 +58,7 @@ def _binary(name: str) -> list[Any]:
 def _binary_inplace(name: str) -> list[Any]:
     dt = _dtype(name[:-1])
     low = 1 if name[:-1] in _INTEGER_ONLY else -3
-    method = {"div_trunc_": None, "floor_divide_": None}.get(name, name)
+    method = {"div_trunc_": None, "div_floor_": None}.get(name, name)
 
     def call(m: Any, x: Any, y: Any) -> Any:
         if method is None:

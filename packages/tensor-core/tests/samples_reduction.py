@@ -114,12 +114,18 @@ SAMPLES: dict[str, list[Sample]] = {
     ],
     # ------------------------------------------------------------------ max and min
     "amax": _reduction(lambda m, x, *a: m.amax(x, *a), empty=False) + [
-        lambda m, d: make(m, d, B, transposed=True).max(),
         lambda m, d: m.amax(make(m, d, (0, 3)), 1),
         lambda m, d: make(m, d, (3, 4), "int32").amax(0),
     ],
-    "amin": _reduction(lambda m, x, *a: m.amin(x, *a), empty=False) + [
+    "amin": _reduction(lambda m, x, *a: m.amin(x, *a), empty=False),
+    "max_all": [
+        lambda m, d: make(m, d, B, transposed=True).max(),
+        lambda m, d: m.max(make(m, d, (3, 4), "int32")),
+        lambda m, d: m.max(make(m, d, ())),
+    ],
+    "min_all": [
         lambda m, d: make(m, d, (3, 4)).min(),
+        lambda m, d: m.min(make(m, d, B, "uint8", transposed=True)),
     ],
     "aminmax": [
         lambda m, d: m.aminmax(make(m, d, (3, 4))),

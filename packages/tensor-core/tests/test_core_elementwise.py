@@ -407,3 +407,84 @@ def test_out(name, out_shape, out_dtype):
     # the op computes in float32 whatever out's dtype: float32's tolerance applies
     run(fn, [operand((3, 4), "float32", low=0.1), operand((4,), "float32", 1), out],
         **dict(zip(("rtol", "atol"), TOL["float32"])))
+
+
+# ----------------------------------------------------------------------------- corner values
+
+def _u8(L, v):
+    return L.tensor(v, dtype=L.uint8)
+
+
+ALPHA = [
+    # alpha scales other in the result dtype: uint8 * -1 must not wrap before a float add
+    lambda L: L.add(L.tensor([1.0], dtype=L.float64), _u8(L, [3]), alpha=-1),
+    lambda L: L.sub(L.tensor([1.0], dtype=L.float64), _u8(L, [3]), alpha=-1),
+    lambda L: L.tensor([1.0], dtype=L.float64).add_(_u8(L, [3]), alpha=-1),
+    lambda L: L.tensor([1.0], dtype=L.float64).sub_(_u8(L, [3]), alpha=-2),
+    lambda L: L.rsub(_u8(L, [3]), L.tensor([1.0], dtype=L.float64), alpha=-2),
+    lambda L: L.add(L.tensor([1.5]), _u8(L, [200]), alpha=2),
+    lambda L: L.add(L.tensor([1.5], dtype=L.float16), _u8(L, 3), alpha=-1),
+    lambda L: L.add(L.tensor([100000], dtype=L.int32), L.tensor([3], dtype=L.int16), alpha=30000),
+    lambda L: L.add(L.tensor([1], dtype=L.int8), _u8(L, [3]), alpha=300),
+    lambda L: L.add(L.tensor([1.0], dtype=L.complex64), _u8(L, [3]), alpha=-1),
+    lambda L: L.add(L.tensor([1.0], dtype=L.float64), L.tensor([3.0]), alpha=0.1),
+    lambda L: L.add(L.tensor([1.0], dtype=L.float64), _u8(L, [3]), alpha=-1,
+                    out=L.empty(1, dtype=L.float64)),
+    # alpha is converted to the result dtype with torch's check; sub checks -alpha
+    lambda L: L.add(L.tensor([1.0]), L.tensor([2.0]), alpha=1e40),
+    lambda L: L.add(L.tensor([1.0], dtype=L.float64), L.tensor([2.0]), alpha=1e40),
+    lambda L: L.add(_u8(L, [1]), _u8(L, [1]), alpha=256),
+    lambda L: L.add(_u8(L, [1]), _u8(L, [1]), alpha=-255),
+    lambda L: L.tensor([1], dtype=L.int8).add_(L.tensor([1], dtype=L.int8), alpha=128),
+    lambda L: L.tensor([1], dtype=L.int8).sub_(L.tensor([1], dtype=L.int8), alpha=128),
+    lambda L: L.sub(L.tensor([1], dtype=L.int8), L.tensor([1], dtype=L.int8), alpha=-128),
+    lambda L: L.add(L.tensor([1.0], dtype=L.float16), L.tensor([1.0], dtype=L.float16),
+                    alpha=1e5),
+]
+
+
+@pytest.mark.parametrize("fn", ALPHA)
+def test_alpha_in_the_result_dtype(fn):
+    run(lambda L: fn(L), [])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.div(x, 3, rounding_mode="trunc"),
+    lambda L, x: L.div(x, -1, rounding_mode="trunc"),
+    lambda L, x: L.div(x, L.tensor([-1, 3, 2, -2], dtype=x.dtype), rounding_mode="trunc"),
+    lambda L, x: x.clone().div_(-3, rounding_mode="trunc"),
+    lambda L, x: L.div(x, -1, rounding_mode="floor"),
+    lambda L, x: x // -1,
+    lambda L, x: L.floor_divide(x, L.tensor([-1, 3, 2, -2], dtype=x.dtype)),
+    lambda L, x: x.clone().floor_divide_(-1),
+    lambda L, x: L.remainder(x, -1),
+    lambda L, x: L.fmod(x, -3),
+    lambda L, x: x.clone().remainder_(3),
+    lambda L, x: x.clone().fmod_(-1),
+])
+def test_integer_division_of_the_minimum(fn, dtype):
+    low = -128 if dtype == "int8" else -32768
+    values = [low, 100, -7, 7]
+    run(fn, [(ember.tensor(values, dtype=getattr(ember, dtype)),
+              torch.tensor(values, dtype=getattr(torch, dtype)))])
+
+
+@pytest.mark.parametrize("divisor", [False, True, 0, 0.0])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x, d: x / d, lambda L, x, d: x // d, lambda L, x, d: x % d,
+    lambda L, x, d: L.fmod(x, d), lambda L, x, d: L.div(x, d, rounding_mode="trunc"),
+    lambda L, x, d: L.div(x, d, rounding_mode="floor"), lambda L, x, d: L.true_divide(x, d),
+    lambda L, x, d: x.clone().floor_divide_(d), lambda L, x, d: x.clone().remainder_(d),
+    lambda L, x, d: x.clone().fmod_(d), lambda L, x, d: x.clone().div_(d, rounding_mode="trunc"),
+    lambda L, x, d: x // L.tensor([d]), lambda L, x, d: x % L.tensor([d]),
+    lambda L, x, d: L.fmod(x, L.tensor([d])),
+])
+def test_zero_and_bool_divisors(fn, dtype, divisor):
+    """Integer division by zero raises by the dtype the op computes in, not the divisor's:
+    ``float_tensor // False`` is inf."""
+    values = [1, -1, 0]
+    run(lambda L, x: fn(L, x, divisor),
+        [(ember.tensor(values, dtype=getattr(ember, dtype)),
+          torch.tensor(values, dtype=getattr(torch, dtype)))])

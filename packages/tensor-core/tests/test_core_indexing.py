@@ -631,3 +631,27 @@ def test_out_of_bounds_cuda(fn: Callable[..., Any]) -> None:
         fn(torch, t)
     with pytest.raises(expected.type):
         fn(_OnCuda(ember), e.cuda())
+
+
+@pytest.mark.parametrize("dtype, value", [
+    ("uint8", -1), ("uint8", -255), ("uint8", -256), ("uint8", 256), ("int8", 128),
+    ("int8", -129), ("int32", 2**31), ("int64", 2**63), ("float32", 1e39), ("float32", -1e39),
+    ("float32", float("inf")), ("float16", 1e5), ("bfloat16", 1e39), ("int64", 2.7),
+    ("int32", float("nan")), ("bool", 2), ("float32", 1 + 0j), ("float32", 1 + 1j),
+])
+def test_fill_converts_the_value_as_torch_converts_a_scalar(dtype, value) -> None:
+    """torch's checked Scalar conversion: out-of-range values raise, negative ints wrap into
+    unsigned dtypes down to -max."""
+    def fill(m):
+        return m.zeros(2, dtype=getattr(m, dtype)).fill_(value)
+
+    try:
+        expected = fill(torch)
+    except Exception as exc:
+        with pytest.raises(type(exc), match="without overflow"):
+            fill(ember)
+        return
+    got = fill(ember)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_array_equal(np.array(got).astype(np.float64),
+                                  expected.double().numpy())

@@ -17,7 +17,7 @@ DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8"
 def run(fn, operands):
     """Compare ``fn(ember, *e)`` with ``fn(torch, *t)``; when torch raises, Ember raises the
     same type, leaves its operands unchanged, and says the same about the shapes."""
-    es, ts = zip(*operands)
+    es, ts = zip(*operands) if operands else ((), ())
     before = [np.array(e).copy() for e in es]
     try:
         expected = fn(torch, *ts)
@@ -315,3 +315,58 @@ def test_dispatches_a_differentiable_primitive(name, fn):
         assert [c.op.name for c in recorder.calls] == [name]
         assert same(np.array(out.detach()), recorder.calls[0].outputs)
     assert ember.REGISTRY[name].differentiable
+
+
+# ----------------------------------------------------------------------------- empty products
+
+def _ones(m, shape, dtype):
+    return m.ones(shape, dtype=getattr(m, dtype))
+
+
+# torch's bmm returns at once when an operand is empty (an empty result, or zeros when only
+# the contraction is empty), in batch2's dtype and without comparing dtypes; non-empty
+# operands of two dtypes, and bool, are refused
+@pytest.mark.parametrize("a, b", [
+    ((1, 2, 0), (1, 0, 3)), ((1, 0, 2), (1, 2, 3)), ((1, 2, 2), (1, 2, 0)), ((0, 2, 2), (0, 2, 3)),
+    ((1, 2, 2), (1, 2, 3)),
+])
+@pytest.mark.parametrize("da, db", [("float32", "float64"), ("int16", "int64"), ("bool", "bool"),
+                                    ("bool", "int64"), ("int64", "bool")])
+@pytest.mark.parametrize("fn", [lambda m, x, y: m.bmm(x, y), lambda m, x, y: m.matmul(x, y),
+                                lambda m, x, y: x @ y.expand(3, -1, -1)[:1]])
+def test_batched_products_of_empty_operands(fn, a, b, da, db):
+    run(lambda m: fn(m, _ones(m, a, da), _ones(m, b, db)), [])
+
+
+@pytest.mark.parametrize("equation, shapes, dtypes", [
+    # a label one operand holds alone is summed out first: sum promotes integers to int64
+    ("i,,jk->jk", [(2,), (), (3, 2)], ["uint8"] * 3),
+    ("i,j->j", [(2,), (2,)], ["uint8", "uint8"]),
+    (",j->", [(), (1,)], ["int64", "int8"]),
+    (",i", [(), (2,)], ["int64", "int16"]),
+    ("i,i->", [(2,), (2,)], ["int8", "uint8"]),
+    ("jk,ijk->", [(0, 3), (2, 0, 3)], ["int16", "int16"]),
+    ("ji,ij", [(3, 0), (0, 3)], ["float32", "int16"]),
+    ("ijk,jki->", [(0, 2, 1), (2, 1, 0)], ["bool", "uint8"]),
+    ("k,kij,->i", [(3,), (3, 1, 0), ()], ["bool", "bool", "float16"]),
+    ("ij,i->j", [(2, 1), (2,)], ["bool", "float32"]),
+])
+def test_einsum_dtypes_follow_torchs_pairwise_steps(equation, shapes, dtypes):
+    def fn(m):
+        ops = [m.arange(int(np.prod(s)), dtype=m.int64).reshape(s).to(getattr(m, d)) * 7
+               if d != "bool" else m.ones(s, dtype=m.bool) for s, d in zip(shapes, dtypes)]
+        return m.einsum(equation, *ops)
+
+    run(lambda m: fn(m), [])
+
+
+# torch's baddbmm/addbmm read batch1's and batch2's sizes before checking their ranks (an
+# IndexError for a missing dim); addmv checks the ranks first
+@pytest.mark.parametrize("name", ["baddbmm", "addbmm", "addmv"])
+@pytest.mark.parametrize("shapes", [
+    [(1, 2), (2, 3), (3, 2)], [(2,), (2, 3, 3), (3, 0)], [(3, 2, 3), (3, 0, 3, 2), (2,)],
+    [(2,), (), ()], [(2,), (2, 2, 2), (2,)], [(), (0, 0), ()], [(2, 3), (1, 2, 3, 4), (1, 4, 3)],
+    [(2, 3), (1, 2, 4), (1, 4, 3)], [(3,), (), ()],
+])
+def test_add_products_of_wrong_ranks(name, shapes):
+    run(lambda m: getattr(m, name)(*[m.ones(s) for s in shapes]), [])

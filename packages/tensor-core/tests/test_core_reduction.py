@@ -7,6 +7,7 @@ torch raises, Ember must raise the same exception type and leave its input uncha
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -311,3 +312,41 @@ def test_meta_rules_match_forward(name: str, kwargs: dict[str, Any], dtype: str)
     for s, o in zip(spec if isinstance(spec, tuple) else (spec,),
                     out if isinstance(out, tuple) else (out,)):
         assert s.shape == np.shape(o) and s.dtype == np.asarray(o).dtype
+
+
+# float32 deviations of 1e20 square past float32's range: torch accumulates var/std in
+# double and takes the square root before rounding, so its std is finite (and its std of
+# 1e-30s is not zero)
+WIDE_VALUES = [[1e20, -1e20, 3e20], [1e25, -1e25, 3e25, 1.0], [1e30, 2e30, 3e30],
+               [1e-30, 2e-30, 3e-30], [1e-45, 2e-45, 3e-45], [3e38, -3e38]]
+
+
+@pytest.mark.parametrize("values", WIDE_VALUES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "complex64"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.std(x), lambda L, x: L.var(x), lambda L, x: x.std(correction=0),
+    lambda L, x: L.std(x.reshape(1, -1), dim=1, keepdim=True),
+    lambda L, x: L.std(x.reshape(-1, 1).expand(-1, 2), dim=0),
+    lambda L, x: L.std_mean(x), lambda L, x: L.var_mean(x, 0),
+])
+def test_var_std_accumulate_in_double(fn, dtype, values):
+    e = ember.tensor(values, dtype=getattr(ember, dtype))
+    t = torch.tensor(values, dtype=getattr(torch, dtype))
+    check(fn(ember, e), fn(torch, t), rtol=1e-5 if dtype != "bfloat16" else 1.6e-2)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.ones(1).var(), lambda L: L.ones(0).std(), lambda L: L.ones(3).var(correction=5),
+    lambda L: L.ones(2, 0).var(1), lambda L: L.ones(2, 3).std(0, correction=2),
+    lambda L: L.var_mean(L.ones(1)), lambda L: L.std_mean(L.ones(2, 3), 1, correction=3),
+    lambda L: L.ones(3).var(), lambda L: L.ones(2, 3).std(0),
+])
+def test_var_std_warn_without_degrees_of_freedom(fn) -> None:
+    def messages(L: Any) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(L)
+        return [str(w.message).split(" (Triggered")[0] for w in caught
+                if w.category is UserWarning]
+
+    assert messages(ember) == messages(torch)

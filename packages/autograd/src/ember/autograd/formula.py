@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own", "needed", "missing_formula",
-           "keep", "by_dim"]
+           "not_implemented", "keep", "by_dim"]
 
 
 class Formula:
@@ -91,6 +91,16 @@ def missing_formula(opname: str) -> Formula:
         raise NotImplementedError(f"the derivative for '{opname}' is not implemented.")
 
     return Formula(vjp)
+
+
+def not_implemented(opname: str) -> Formula:
+    """The entry for an op torch records without a derivative (``floor_divide``): its
+    backward raises torch's RuntimeError."""
+
+    def vjp(node: Any, grad: Any) -> Any:
+        raise RuntimeError(f"derivative for aten::{opname} is not implemented")
+
+    return Formula(vjp, name="torch::autograd::NotImplemented")
 
 
 def keep(n: Any, g: Any) -> tuple[Any, ...]:

@@ -26,7 +26,18 @@ from . import vjp_indexing as ix
 from . import vjp_linalg as la
 from . import vjp_reduction as rd
 from . import vjp_views as vw
-from .formula import XY, Formula, R, X, crossed, divided, missing_formula, needed, own
+from .formula import (
+    XY,
+    Formula,
+    R,
+    X,
+    crossed,
+    divided,
+    missing_formula,
+    needed,
+    not_implemented,
+    own,
+)
 
 __all__ = ["Formula", "FORMULAS", "missing_formula", "OVERWRITE", "COPY", "COPY_SLICES",
            "VIEW_OF_BASE"]
@@ -44,6 +55,21 @@ def _zero(n: Any, g: Any) -> tuple[Any, ...]:
     return (ew.zeros(g),)
 
 
+def _zeros(n: Any, g: Any) -> tuple[Any, ...]:
+    return ew.zeros(g), ew.zeros(g) if ew.needs(n, 1) else None
+
+
+def _unique_name(n: Any) -> str:
+    # torch's overloads: _unique2 without dim, unique_dim with one
+    if n.op.name == "unique_consecutive":
+        return "unique_consecutive"
+    return "_unique2" if n.params.get("dim") is None else "unique_dim"
+
+
+def _unique(n: Any, g: Any) -> tuple[Any, ...]:
+    raise NotImplementedError(f"the derivative for '{_unique_name(n)}' is not implemented.")
+
+
 _CORE: dict[str, Formula] = {
     # ------------------------------------------------------------------ conversion, copying
     "to_copy": F(lambda n, g: (g,)),
@@ -55,6 +81,16 @@ _CORE: dict[str, Formula] = {
     "mul": F(lambda n, g: (g * n.saved(1) if ew.needs(n, 0) else None,
                            g * n.saved(0) if ew.needs(n, 1) else None), crossed),
     "div": F(ew.div, divided),
+    # rounding division: differentiable with a zero gradient; floor_divide is recorded with
+    # none implemented
+    "div_trunc": F(_zeros, name="DivBackward2"),
+    "div_floor": F(_zeros, name="DivBackward2"),
+    "floor_divide": not_implemented("floor_divide"),
+    "heaviside": not_implemented("heaviside"),
+    "bincount": not_implemented("bincount"),
+    "unique": F(_unique, name=lambda n: "UniqueDimBackward0" if n.params.get("dim") is not None
+                else "Unique2Backward0"),
+    "unique_consecutive": F(_unique, name="UniqueConsecutiveBackward0"),
     "remainder": F(ew.remainder, lambda e: XY if e[1] is not None else ()),
     "fmod": F(ew.fmod, lambda e: XY if e[1] is not None else ()),
     "pow": F(ew.pow, XY, needed(1), name=ew.pow_name),
@@ -115,8 +151,9 @@ _CORE: dict[str, Formula] = {
 }
 
 # torch's binary arithmetic takes its numbers as tensors: these nodes list both operands
-for _name in ("add", "sub", "mul", "div", "remainder", "fmod", "pow", "maximum", "minimum",
-              "fmax", "fmin", "atan2", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy"):
+for _name in ("add", "sub", "mul", "div", "div_trunc", "div_floor", "remainder",
+              "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
+              "logaddexp", "logaddexp2", "xlogy"):
     _CORE[_name].listed = (0, 1)
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,

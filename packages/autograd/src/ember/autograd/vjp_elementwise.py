@@ -210,12 +210,13 @@ def clamp(n: Any, g: Tensor) -> Grads:
     inside = above if below is None else below if above is None else above & below
     gx = E.where(inside, g, 0.0) if needs(n, 0) else None
     glo = ghi = None
+    # a bound's gradient where x is strictly beyond it (a NaN x or bound gives it none, as
+    # in torch); with min > max the result is max: min gets nothing
     if needs(n, 1):
-        # with min > max the result is max: min gets nothing
-        pick = ~above if hi is None else ~above & (lo < hi)
+        pick = x < lo if hi is None else (x < lo) & (lo < hi)
         glo = E.where(pick, g, 0.0)
     if needs(n, 2):
-        pick = ~below if lo is None else ~below | (hi < lo)
+        pick = x > hi if lo is None else (x > hi) | (hi < lo)
         ghi = E.where(pick, g, 0.0)
     return gx, glo, ghi
 

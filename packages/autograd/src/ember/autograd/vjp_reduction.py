@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
+from ember.core.dispatch import grad_mode
 from ember.core.tensor import Tensor, make
 
 from .formula import Formula, R, X
@@ -109,19 +110,27 @@ def _exclusive_products(x: Tensor, dim: int) -> Tensor:
 
 
 def prod(n: Any, g: Tensor) -> Grads:
+    """torch's prod_backward: ``grad * result / x`` when no entry is 0 (a NaN spreads to
+    every gradient, as in torch), else the exact products of the other entries."""
     p = reduced(n)
     x = n.saved(0)
     dim, keepdim = p["dim"], p["keepdim"]
     if x.ndim == 0:
         return (g,)
+    out = n.result()
+    zeros = int((x == 0).sum())
     if dim is None:
+        if not zeros:
+            return (g * (out / x),)
+        if zeros > 1 and not grad_mode.enabled:  # torch skips the exact products then
+            return (E.zeros_like(x),)
         flat = x.reshape(-1)
-        others = _exclusive_products(flat, 0).reshape(x.shape) if flat.numel() else x
-        return (g * others,)
+        return (g * _exclusive_products(flat, 0).reshape(x.shape),)
     d = dim[0] if isinstance(dim, tuple) else dim
-    if x.shape[d] == 0:
-        return (E.zeros_like(x),)
-    return (restore(g, x.shape, (d,), keepdim) * _exclusive_products(x, d),)
+    g = restore(g, x.shape, (d,), keepdim)
+    if not zeros:
+        return (g * (restore(out, x.shape, (d,), keepdim) / x),)
+    return (g * _exclusive_products(x, d),)
 
 
 # ----------------------------------------------------------------------------- var, std
@@ -131,30 +140,38 @@ def _centered(x: Tensor, dims: Any) -> Tensor:
 
 
 def var(n: Any, g: Tensor) -> Grads:
+    return (_var_backward(n, g),)
+
+
+def _var_backward(n: Any, g: Tensor) -> Tensor:
+    """torch's var_backward: ``2 / (N - correction) * grad * (x - mean)``. Over every
+    element with ``N <= correction`` the factor is infinite: NaN where x is its mean (inf *
+    0), inf elsewhere; over some dims an ``N - correction`` of 0 gives inf the same way."""
     p = n.params
     x = n.saved(0)
     dims = p["dim"]
-    denom = max(0.0, _count(x.shape, dims) - p["correction"])
-    return (restore(g, x.shape, dims, p["keepdim"]) * _centered(x, dims) * (2.0 / denom),)
+    dof = _count(x.shape, dims) - p["correction"]
+    if dims is None and dof <= 0:
+        return g * E.where(x == x.mean(), math.nan, math.inf)
+    scale = 2.0 / dof if dof else math.inf
+    return restore(g, x.shape, dims, p["keepdim"]) * _centered(x, dims) * scale
 
 
 def std(n: Any, g: Tensor) -> Grads:
-    p = n.params
-    x = n.saved(0)
-    dims = p["dim"]
+    # var's gradient of grad / (2 std), taken as 0 where std is 0, as torch's std_backward
     out = n.result()
-    denom = max(0.0, _count(x.shape, dims) - p["correction"])
-    scaled = E.where(out == 0, 0.0, g / out)
-    return (restore(scaled, x.shape, dims, p["keepdim"]) * _centered(x, dims) / denom,)
+    return (_var_backward(n, E.where(out == 0, 0.0, g / (2 * out))),)
 
 
 # ----------------------------------------------------------------------------- max, min
 
 def _spread_over_ties(g: Tensor, x: Tensor, out: Tensor, dims: Any, keepdim: bool) -> Tensor:
-    """The gradient of an extreme shared evenly among the entries that attain it."""
+    """The gradient of an extreme shared evenly among the entries that attain it, as
+    torch's scale_grad_by_count: ``grad / count * hit``, so a NaN extreme (which no entry
+    equals) gives NaN over its slice (0 / 0)."""
     hit = E.eq(x, restore(out, x.shape, dims, keepdim))
     count = hit.sum(dims, keepdim=True)
-    return E.where(hit, restore(g, x.shape, dims, keepdim) / count, 0.0)
+    return restore(g, x.shape, dims, keepdim) / count * hit
 
 
 def amax(n: Any, g: Tensor) -> Grads:
@@ -201,6 +218,9 @@ def sort(n: Any, g: Any) -> Grads:
 
 
 def median(n: Any, g: Tensor) -> Grads:
+    """torch's evenly_distribute_backward (also ``max(input)``, ``min(input)``): the
+    gradient shared among the entries equal to the result, or among the NaNs when it is
+    NaN."""
     x = n.saved(0)
     out = n.result()
     hit = E.where(out.isnan(), x.isnan(), x == out)
@@ -227,7 +247,11 @@ def norm(n: Any, g: Tensor) -> Grads:
     if p == 1.0:
         return (x.sgn() * restore(g, x.shape, dims, keepdim),)
     if math.isinf(p):
-        return (x.sgn() * _spread_over_ties(g, x.abs(), out, dims, keepdim),)
+        # amax of |x| respecting NaNs (torch's mask: the entries equal to the norm or NaN)
+        a = x.abs()
+        hit = E.eq(a, restore(out, x.shape, dims, keepdim)) | a.isnan()
+        share = restore(g, x.shape, dims, keepdim) / hit.sum(dims, keepdim=True) * hit
+        return (x.sgn() * share,)
     ge = restore(g, x.shape, dims, keepdim)
     oe = restore(out, x.shape, dims, keepdim)
     if p == 2.0:
@@ -340,11 +364,13 @@ FORMULAS: dict[str, Formula] = {
     "nansum": F(nansum, X),
     "mean": F(mean, name=by_dim("MeanBackward")),
     "nanmean": F(nanmean, X),
-    "prod": F(prod, X, name=by_dim("ProdBackward")),
+    "prod": F(prod, X, R, name=by_dim("ProdBackward")),
     "var": F(var, X),
     "std": F(std, X, R),
     "amax": F(amax, X, R),
     "amin": F(amax, X, R),
+    "max_all": F(median, X, R, name="MaxBackward1"),
+    "min_all": F(median, X, R, name="MinBackward1"),
     "aminmax": F(aminmax, X, R),
     "max": F(max_dim, result=INDICES, name="MaxBackward0"),
     "min": F(max_dim, result=INDICES, name="MinBackward0"),

@@ -16,10 +16,10 @@ from .. import dtypes as _dt
 from ..dispatch import dispatch
 from ..tensor import Tensor
 from . import special_functions as special
-from .conversion import clone
+from .conversion import cast, clone
 from .copying import FILL, assign_inplace, write_out
 from .elementwise_factory import Refusals, binary_op
-from .operands import LIMITS, overflow_error
+from .operands import LIMITS, checked_scalar, overflow_error
 
 _BF16 = _dt.bfloat16
 
@@ -43,17 +43,25 @@ def _fmod(x: Any, y: Any) -> Any:
     return np.fmod(x, y)
 
 
+def _computes_in(x: Any, y: Any) -> np.dtype:
+    """The dtype a kernel computes in: its array operand's (operands arrive promoted; a
+    Python number beside an array is weakly typed)."""
+    return x.dtype if hasattr(x, "dtype") else np.asarray(y).dtype
+
+
 def _check_int_zero_division(name: str, x: Any, y: Any) -> None:
-    kind = getattr(y, "dtype", np.dtype(type(y))).kind
-    if kind in "iub" and not np.all(y):
+    # by the computation's dtype, not the divisor's: ``float_tensor // False`` is inf
+    if _computes_in(x, y).kind in "iub" and not np.all(y):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
 def _trunc_divide(x: Any, y: Any) -> Any:
-    if getattr(x, "dtype", np.dtype(type(x))).kind in "iub":
+    if _computes_in(x, y).kind in "iub":
         _check_int_zero_division("div", x, y)
-        q = np.abs(x) // np.abs(y)  # exact for integers, unlike a float quotient
-        return np.where((x < 0) != (y < 0), -q, q)
+        # x minus its truncated remainder is a multiple of y, so its floor quotient is the
+        # truncated one: exact for integers, and no abs() (abs(int8 -128) wraps to -128)
+        with np.errstate(over="ignore"):  # MIN // -1 wraps to MIN, as in torch
+            return np.floor_divide(x - np.fmod(x, y), y)
     return np.trunc(np.true_divide(x, y))
 
 
@@ -108,14 +116,17 @@ def _complex_refusal(name: str) -> Refusals:
 
 ADD, _add, add_ = binary_op("add", np.add, inplace=True, scale=lambda s, o, a: _scaled(s, o, a))
 SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
-                             scale=lambda s, o, a: _scaled(s, o, a))
+                             scale=lambda s, o, a: _scaled(s, o, a, True))
 MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
 DIV, true_divide, _div_ = binary_op("div", _true_divide, result="float", inplace=True)
-DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, differentiable=False,
+# torch differentiates div with a rounding mode (gradient zero) and records floor_divide
+# (whose backward raises): the same floor division is two primitives, as in torch
+DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, inplace=True,
+                                               allowed="if")
+DIV_FLOOR, _div_floor, _div_floor_ = binary_op("div_floor", _floor_divide, kernel="div_floor_cpu",
                                                inplace=True, allowed="if")
 FLOOR_DIVIDE, floor_divide, _floor_divide_ = binary_op(
-    "floor_divide", _floor_divide, differentiable=False, kernel="div_floor_cpu", inplace=True,
-    allowed="if")
+    "floor_divide", _floor_divide, kernel="div_floor_cpu", inplace=True, allowed="if")
 REMAINDER, remainder, _remainder_ = binary_op("remainder", _remainder, inplace=True, allowed="if")
 FMOD, fmod, _fmod_ = binary_op("fmod", _fmod, scalars="other", inplace=True, allowed="if")
 POW, _pow, _pow_ = binary_op("pow", _power, allowed="ifc", kernel="pow", inplace=True,
@@ -182,7 +193,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
     """torch.sub: ``input - alpha * other``."""
     _check_bool_sub(input, other)
     if alpha.__class__ is not int or alpha != 1:
-        other = _scaled(input, other, alpha)
+        other = _scaled(input, other, alpha, True)
     return _sub(input, other) if out is None else _sub(input, other, out=out)
 
 
@@ -197,8 +208,9 @@ def _check_bool_sub(input: Any, other: Any) -> None:
                            "operator instead.")
 
 
-def _scaled(input: Any, other: Any, alpha: Any) -> Any:
-    """``alpha * other`` after torch's checks that alpha suits the result dtype."""
+def _scaled(input: Any, other: Any, alpha: Any, negated: bool = False) -> Any:
+    """``alpha * other`` after torch's checks that alpha suits the result dtype (``negated``:
+    torch's sub adds ``-alpha * other``, and checks ``-alpha``)."""
     dt = _dt.result_type(input, other)
     if isinstance(alpha, bool) and dt is not _dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -210,9 +222,15 @@ def _scaled(input: Any, other: Any, alpha: Any) -> Any:
                            "number.")
     if dt is _dt.bool:
         alpha = bool(alpha)
+    else:
+        # torch converts alpha to the result dtype with a check, and multiplies in that
+        # dtype: other is cast first (uint8 by -1 must not wrap before a float64 add)
+        checked_scalar(-alpha if negated else alpha, dt)
     if alpha == 1 and alpha.__class__ is not float:
         return other
-    return mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if isinstance(other, Tensor):
+        return mul(other if other.dtype is dt else cast(other, dt), alpha)
+    return other * alpha
 
 
 subtract = sub
@@ -232,7 +250,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None,
     if rounding_mode is None:
         return true_divide(input, other, out=out)
     if rounding_mode == "floor":
-        return floor_divide(input, other, out=out)
+        return _div_floor(input, other, out=out)
     if rounding_mode == "trunc":
         return _div_trunc(input, other, out=out)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
@@ -293,7 +311,7 @@ def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
     if rounding_mode is None:
         return _div_(self, other)  # type: ignore[misc]
     if rounding_mode == "floor":
-        return _floor_divide_(self, other)  # type: ignore[misc]
+        return _div_floor_(self, other)  # type: ignore[misc]
     if rounding_mode == "trunc":
         return _div_trunc_(self, other)  # type: ignore[misc]
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "

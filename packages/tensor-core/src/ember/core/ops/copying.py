@@ -32,6 +32,7 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .conversion import CLONE, move_array
 from .geometry import shares_elements
+from .index_checks import fill_number
 from .operands import check_inplace_shape, device_mismatch
 
 FUNCTIONS: list[str] = []
@@ -186,8 +187,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         return copy_(self, value)
-    if isinstance(value, np.generic):
-        value = value.item()
+    # converted as torch converts a Scalar: checked, negative ints wrapping into unsigned
+    value = fill_number("fill_", value, self.dtype)
     check_writable("fill_", self)
     return dispatch(FILL_, (self,), {"value": value})  # type: ignore[no-any-return]
 

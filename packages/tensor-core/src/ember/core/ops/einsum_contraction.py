@@ -306,13 +306,19 @@ def _sum_labels(x: Tensor, term: str, labels: str, order: str) -> tuple[Tensor, 
 def _pair(x: Tensor, y: Tensor, params: dict[str, str], contracts: bool) -> Tensor:
     """One einsum of two operands: a product over summed labels (torch's bmm: one dtype),
     else an elementwise product (torch's mul: promoted)."""
-    if x.dtype is not y.dtype:
-        if contracts:
-            raise scalar_type_error(x.dtype, y.dtype)
-        dt = _dt.result_type(x, y)
-        x, y = cast(x, dt), cast(y, dt)
     if contracts:
+        # torch's bmm: bool is refused before dtypes are compared, and neither is checked
+        # when an operand is empty (the result has the second one's dtype)
         no_bool("bmm", x.dtype, x._data.size * y._data.size)
+        if x.dtype is not y.dtype:
+            if x._data.size and y._data.size:
+                raise scalar_type_error(x.dtype, y.dtype)
+            x = cast(x, y.dtype)
+    elif x.dtype is not y.dtype:
+        # torch's operands all have every label's dim (size 1 where missing): none is 0-d,
+        # so a 0-d operand here promotes as a dimensioned one (int64 with int8 is int64)
+        dt = _dt.promote_types(x.dtype, y.dtype)
+        x, y = cast(x, dt), cast(y, dt)
     return dispatch(EINSUM, (x, y), params)  # type: ignore[no-any-return]
 
 

@@ -99,6 +99,12 @@ AMAX = register("amax", _amax_forward, _same_rule, "reduction", arg_names=SELF)
 AMIN = register("amin", _amin_forward, _same_rule, "reduction", arg_names=SELF)
 AMAX.register_kernel("cpu", _ufunc_kernel(np.maximum.reduce))
 AMIN.register_kernel("cpu", _ufunc_kernel(np.minimum.reduce))
+# ``max(input)``/``min(input)``: amax/amin over everything, a primitive of its own as in
+# torch, whose gradient differs (spread over the NaNs when the result is NaN)
+MAX_ALL = register("max_all", _amax_forward, _same_rule, "reduction", arg_names=SELF)
+MIN_ALL = register("min_all", _amin_forward, _same_rule, "reduction", arg_names=SELF)
+MAX_ALL.register_kernel("cpu", _ufunc_kernel(np.maximum.reduce))
+MIN_ALL.register_kernel("cpu", _ufunc_kernel(np.minimum.reduce))
 AMINMAX = register("aminmax", _aminmax_forward, _aminmax_rule, "reduction", arg_names=SELF)
 MAX = register("max", _extreme_dim_forward("argmax"), _pair_rule, "reduction", arg_names=SELF)
 MIN = register("min", _extreme_dim_forward("argmin"), _pair_rule, "reduction", arg_names=SELF)
@@ -172,13 +178,13 @@ def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor 
         out: Any = None) -> Any:
     """torch.max: ``max(input)`` is the 0-d maximum; ``max(input, dim, keepdim)`` returns
     ``(values, indices)``; ``max(input, other)`` is ``maximum``."""
-    return _extreme(MAX, AMAX, "max", maximum, input, dim, keepdim, other, out)
+    return _extreme(MAX, MAX_ALL, "max", maximum, input, dim, keepdim, other, out)
 
 
 def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor | None = None,
         out: Any = None) -> Any:
     """torch.min: the 0-d minimum, ``(values, indices)`` along ``dim``, or ``minimum``."""
-    return _extreme(MIN, AMIN, "min", minimum, input, dim, keepdim, other, out)
+    return _extreme(MIN, MIN_ALL, "min", minimum, input, dim, keepdim, other, out)
 
 
 def _arg(op: Op, input: Tensor, dim: Any, keepdim: bool, out: Tensor | None) -> Tensor:

@@ -72,6 +72,17 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None
         # the common case, kept flat: a float32/float64 tensor and Python-number bounds
         res = CLAMP.door((input, min, max), None)
         return res if out is None else write_out_exact("clamp", out, res, SAME_OUT)
+    return _clamp_checked("clamp", input, min, max, out)
+
+
+def clip(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None) -> Tensor:
+    """torch.clip: an alias of ``clamp``."""
+    return _clamp_checked("clip", input, min, max, out)
+
+
+def _clamp_checked(name: str, input: Tensor, min: Any, max: Any, out: Tensor | None) -> Tensor:
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max, Tensor):
+        min, max = _as_numbers(name, input, min, max)
     lo_t, hi_t = _check_bounds(input, min, max)
     (x, lo, hi), _, _ = promote("clamp", (input, min, max))
     res = broadcasting(CLAMP, (x, lo, hi))
@@ -82,15 +93,33 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None
     return write_out_exact("clamp", out, res, SAME_OUT)
 
 
+_OUT = "*, Tensor out = None"
+
+
+def _as_numbers(name: str, input: Any, lo: Any, hi: Any) -> tuple[Any, Any]:
+    """A tensor bound beside a number bound: torch's overloads take both as Tensors or both
+    as Numbers, and a 0-d tensor that does not require grad passes as a Number."""
+    bounds = []
+    for bound in (lo, hi):
+        if isinstance(bound, Tensor):
+            if bound._data.ndim or bound._requires_grad:
+                got = ", ".join(type(a).__name__ for a in (input, lo, hi))
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n"
+                    f" * (Tensor input, Tensor min = None, Tensor max = None, {_OUT})\n"
+                    f" * (Tensor input, Number min = None, Number max = None, {_OUT})\n")
+            bound = bound.item()
+        bounds.append(bound)
+    return bounds[0], bounds[1]
+
+
 def _check_bounds(input: Any, lo: Any, hi: Any) -> tuple[bool, bool]:
     """torch's checks of clamp's arguments; whether each bound is a tensor."""
     check_operand("clamp", "input", input, numbers=False)
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     lo_t, hi_t = isinstance(lo, Tensor), isinstance(hi, Tensor)
-    if lo is not None and hi is not None and lo_t != hi_t:
-        raise TypeError("clamp(): min and max must both be Tensors or both be numbers, got "
-                        f"{type(lo).__name__} and {type(hi).__name__}")
     for name, bound in (("min", lo), ("max", hi)):
         if bound is not None:
             check_operand("clamp", name, bound)
@@ -112,8 +141,6 @@ def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
     """torch.clamp_max: ``clamp(input, max=max)``."""
     return clamp(input, None, max, out=out)
 
-
-clip = clamp
 
 
 # ----------------------------------------------------------------------------- where
@@ -279,8 +306,9 @@ def _heaviside(x: Any, values: Any) -> Any:
     return xp_of(x).where(x == 0, values, (x > 0).astype(x.dtype))
 
 
+# recorded, as torch records it; its backward raises (no derivative is implemented)
 HEAVISIDE = register("heaviside", _heaviside, meta.elementwise("promote"), "elementwise",
-                     differentiable=False, arg_names=("self", "values"))
+                     arg_names=("self", "values"))
 
 
 def heaviside(input: Tensor, values: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -311,7 +339,7 @@ def _methods() -> dict[str, Any]:
     methods["where"] = _tensor_where
     for n in ("clamp", "clamp_min", "clamp_max", "nan_to_num", "heaviside"):
         methods[n + "_"] = inplace(g[n], n + "_")
-    methods.update(clip_=methods["clamp_"], float_power_=float_power_)
+    methods.update(clip_=inplace(clip, "clip_"), float_power_=float_power_)
     return methods
 
 

@@ -206,7 +206,10 @@ def _matmul_check(x: tuple[int, ...], y: tuple[int, ...], a: _dt.dtype, b: _dt.d
         if ny <= 2:
             raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                                f"{demangled_type_name(a)} != {demangled_type_name(b)}")
-        raise scalar_type_error(a, b)
+        if math.prod(x) and math.prod(y):
+            no_bool("bmm", a)  # refused before the dtypes are compared
+            raise scalar_type_error(a, b)
+        # torch's bmm: an empty operand has nothing to compute, and no dtype is checked
     if nx == 1 and ny == 1:
         if x[0] != y[0]:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{x[0]}] and src "
@@ -251,6 +254,8 @@ def _matmul_operator(self: Tensor, other: Any) -> Any:
             and dt is not _BOOL and self.device is other.device):
         _matmul_check(x.shape, y.shape, dt, other.dtype)
         common_device("matmul", self, other)
+        if dt is not other.dtype:  # an empty batched product: in mat2's dtype, as torch's
+            self = cast(self, other.dtype)
     return MATMUL.door((self, other), None)
 
 
@@ -300,13 +305,15 @@ def _bmm_check(b1: Tensor, b2: Tensor) -> None:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    no_bool("bmm", b1.dtype, b1._data.size * b2._data.size)
-    if b1.dtype is not b2.dtype:
-        raise scalar_type_error(b1.dtype, b2.dtype)
     (n, _, k), (n2, k2, _) = b1._data.shape, b2._data.shape
     if n != n2 or k != k2:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{n}, {k}] but got: [{n2}, {k2}].")
+    # torch returns at once when an operand is empty (an empty result, or zeros): no dtype
+    # is checked then, and the result has batch2's dtype
+    no_bool("bmm", b1.dtype, b1._data.size * b2._data.size)
+    if b1.dtype is not b2.dtype and b1._data.size and b2._data.size:
+        raise scalar_type_error(b1.dtype, b2.dtype)
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -314,6 +321,8 @@ def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     check_operand("bmm", "input", input, numbers=False)
     check_operand("bmm", "mat2", mat2, numbers=False)
     _bmm_check(input, mat2)
+    if input.dtype is not mat2.dtype:
+        input = cast(input, mat2.dtype)
     return _fixed_rank("bmm", input, mat2, out)
 
 
@@ -432,7 +441,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
     """torch.addmv: ``beta * input + alpha * (mat @ vec)``."""
     check_tensors("addmv", input=input, mat=mat, vec=vec)
     rows = input._data.shape[0] if input.ndim == 1 else None
-    if input.ndim > 1:
+    if input.ndim > 1 or mat.ndim == 0:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     _mv_check(mat, vec, rows)
@@ -444,10 +453,20 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
                         out)
 
 
+def _sizes_read(batch1: Tensor, dims1: tuple[int, ...], batch2: Tensor, dim2: int) -> None:
+    """torch's baddbmm/addbmm read these sizes before checking ranks: a tensor without
+    them is its IndexError, as ``Tensor.size(dim)`` gives it."""
+    for t, d in [(batch1, d) for d in dims1] + [(batch2, dim2)]:
+        if t.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        wrap_dim(d, t.ndim)
+
+
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,
             out: Tensor | None = None) -> Tensor:
     """torch.baddbmm: ``beta * input + alpha * bmm(batch1, batch2)``."""
     check_tensors("baddbmm", input=input, batch1=batch1, batch2=batch2)
+    _sizes_read(batch1, (0, 1), batch2, 2)
     _bmm_check(batch1, batch2)
     (n, rows, _), cols = batch1._data.shape, batch2._data.shape[2]
     return _add_product(ADDMM, "baddbmm", input, batch1, batch2, (n, rows, cols), beta, alpha,
@@ -458,6 +477,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
            out: Tensor | None = None) -> Tensor:
     """torch.addbmm: ``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``."""
     check_tensors("addbmm", input=input, batch1=batch1, batch2=batch2)
+    _sizes_read(batch1, (1,), batch2, 2)
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim != 3:

@@ -30,6 +30,7 @@ are. float16 and bfloat16 accumulate in float32 and round once, as torch does.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -242,14 +243,23 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 def _var_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(NP_F32) if x.dtype in HALF else x
+    return row_major(_var_wide(x, dim, keepdim, correction).astype(real_dtype(x.dtype),
+                                                                    copy=False))
+
+
+def _var_wide(x: Any, dim: Dims, keepdim: bool, correction: float) -> Any:
+    """The variance in double precision, as torch's CPU kernels accumulate it (float32
+    deviations of 1e20 square to inf; torch's std of them is finite)."""
+    w = x.astype(_DOUBLE[x.dtype.kind], copy=False) if x.dtype.kind in _DOUBLE else x
     n = count_of(x.shape, dim)
     if n > correction and n > 0:
-        r = _var(w, dim, keepdim, n, n - correction)
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):  # torch's inf and nan, silently
-            r = _var(w, dim, keepdim, n, builtins.max(0.0, n - correction))
-    return row_major(r.astype(real_dtype(x.dtype), copy=False))
+        return _var(w, dim, keepdim, n, n - correction)
+    with np.errstate(invalid="ignore", divide="ignore"):  # torch's inf and nan, silently
+        return _var(w, dim, keepdim, n, builtins.max(0.0, n - correction))
+
+
+# by dtype kind; "V" is ml_dtypes' bfloat16
+_DOUBLE = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128), "V": np.dtype(np.float64)}
 
 
 def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
@@ -261,9 +271,11 @@ def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
 
 def _std_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
-    w = x.astype(NP_F32) if x.dtype in HALF else x
-    return np.sqrt(_var_forward(w, dim, keepdim, correction)).astype(real_dtype(x.dtype),
-                                                                    copy=False)
+    if x.dtype.kind == "c":  # torch adds the parts' variances in the real dtype, then roots
+        return np.sqrt(_var_forward(x, dim, keepdim, correction))
+    # the square root is taken before rounding to the input's precision, as torch does
+    return row_major(np.sqrt(_var_wide(x, dim, keepdim, correction)).astype(
+        real_dtype(x.dtype), copy=False))
 
 
 VAR = register("var", _var_forward, REAL_RULE, "reduction", arg_names=SELF)
@@ -271,8 +283,9 @@ STD = register("std", _std_forward, REAL_RULE, "reduction", arg_names=SELF)
 
 
 def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-              correction: Any, out: Tensor | None) -> Tensor:
-    name = op.name
+              correction: Any, out: Tensor | None, name: str | None = None) -> Tensor:
+    """var or std (``name``: the public op, var_mean and std_mean warn by their names)."""
+    name = name or op.name
     check_input(name, input)
     if isinstance(dim, bool):  # the legacy form std(input, unbiased)
         dim, unbiased = None, dim
@@ -283,8 +296,12 @@ def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     if input.dtype.category < 2:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ndim = input._data.ndim
-    params = {"dim": reduced_dims(name, dim, ndim), "keepdim": keepdim_of(keepdim, ndim),
-              "correction": float(correction)}
+    dims = reduced_dims(name, dim, ndim)
+    if correction >= count_of(input._data.shape, dims):
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                      "less than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    params = {"dim": dims, "keepdim": keepdim_of(keepdim, ndim), "correction": float(correction)}
     return with_out(dispatch(op, (input,), params), name, out)
 
 
@@ -305,7 +322,7 @@ def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """torch.var_mean: ``(var, mean)`` over the same dims."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = _var_like(VAR, input, dim, unbiased, keepdim, correction, None, "var_mean")
     return named(rt.var_mean, "var_mean", (v, mean(input, dim, keepdim)), None)
 
 
@@ -314,7 +331,7 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepd
     """torch.std_mean: ``(std, mean)`` over the same dims."""
     if isinstance(dim, bool):
         dim, unbiased = None, dim
-    s = std(input, dim, unbiased, keepdim, correction=correction)
+    s = _var_like(STD, input, dim, unbiased, keepdim, correction, None, "std_mean")
     return named(rt.std_mean, "std_mean", (s, mean(input, dim, keepdim)), None)
 
 

@@ -216,15 +216,15 @@ def _isin_rule(elements: Any, test_elements: Any, *, invert: bool = False) -> An
     return meta.empty(elements.shape if hasattr(elements, "shape") else (), np.bool_)
 
 
-UNIQUE = register("unique", _unique, meta.DYNAMIC, differentiable=False, arg_names=_SELF)
+# torch records unique and bincount (their backward raises: no derivative is implemented)
+UNIQUE = register("unique", _unique, meta.DYNAMIC, arg_names=_SELF)
 UNIQUE_CONSECUTIVE = register("unique_consecutive", _unique_consecutive, meta.DYNAMIC,
-                              differentiable=False, arg_names=_SELF)
+                              arg_names=_SELF)
 SEARCHSORTED = register("searchsorted", _searchsorted, _search_rule(1), differentiable=False,
                         arg_names=("sorted_sequence", "self", "sorter"))
 BUCKETIZE = register("bucketize", _bucketize, _search_rule(0), differentiable=False,
                      arg_names=("self", "boundaries"))
-BINCOUNT = register("bincount", _bincount, meta.DYNAMIC, differentiable=False,
-                    arg_names=("self", "weights"))
+BINCOUNT = register("bincount", _bincount, meta.DYNAMIC, arg_names=("self", "weights"))
 HISTC = register("histc", _histc, _histc_rule, differentiable=False, arg_names=_SELF)
 ISIN = register("isin", _isin, _isin_rule, differentiable=False,
                 arg_names=("elements", "test_elements"))
