@@ -26,8 +26,8 @@ from . import dtypes as _dt
 
 __all__ = ["MetaArray", "empty", "strided", "like", "like_input", "contiguous_strides",
            "elementwise_strides", "like_strides", "is_contiguous",
-           "is_non_overlapping_and_dense", "elementwise", "reduction", "DYNAMIC", "dynamic_rule",
-           "result_dtype"]
+           "is_non_overlapping_and_dense", "elementwise", "power", "reduction", "DYNAMIC",
+           "dynamic_rule", "result_dtype"]
 
 DYNAMIC = "dynamic"
 
@@ -325,7 +325,25 @@ def elementwise(result: str) -> Callable[..., MetaArray]:
             dt = dt.to_real()
         return strided(shape, dt, elementwise_strides(shape, operands))
 
+    ITERATOR_RULES.add(rule)
     return rule
+
+
+# the rules that lay results out as TensorIterator does, nothing else (``elementwise``'s)
+ITERATOR_RULES: set[Callable[..., Any]] = set()
+
+
+def power(result: str = "promote") -> Callable[..., MetaArray]:
+    """The rule of ``pow``: elementwise, but torch's CPU kernel lays out a Python number's
+    power of a tensor row-major (``pow(Scalar, Tensor)`` allocates its result so; torch's
+    own meta registration follows the tensor instead)."""
+    rule = elementwise(result)
+
+    def power_rule(base: Any, exponent: Any, **params: Any) -> MetaArray:
+        out = rule(base, exponent, **params)
+        return out if hasattr(base, "strides") else MetaArray(out.shape, out.dtype)
+
+    return power_rule
 
 
 def reduced_shape(shape: Sequence[int], dim: Any, keepdim: bool) -> tuple[int, ...]:

@@ -29,6 +29,7 @@ from .. import meta
 from ..device import xp_of
 from ..dispatch import dispatch, grad_mode, register
 from ..dtypes import scalar_type_name
+from ..result_layouts import laid_out
 from ..tensor import Tensor
 from .conversion import CLONE, move_array
 from .geometry import shares_elements
@@ -69,7 +70,8 @@ def _fill_(x: Any, *, value: Any) -> Any:
 
 
 def _resize_(x: Any, *, size: tuple[int, ...]) -> Any:
-    return xp_of(x).zeros(size, x.dtype)
+    out = xp_of(x).zeros(size, x.dtype)
+    return laid_out(out, _resize_meta(out, size=size)) if not out.size else out
 
 
 def _same(x: Any, *rest: Any, **params: Any) -> Any:

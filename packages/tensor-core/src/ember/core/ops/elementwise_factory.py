@@ -141,7 +141,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
               differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
               scalars: str = "any", refusals: Refusals | None = None, inplace: bool = False,
               scale: Callable[..., Any] | None = None,
-              arg_names: tuple[str, str] = ("self", "other")
+              arg_names: tuple[str, str] = ("self", "other"),
+              rule: Callable[..., Any] | None = None
               ) -> tuple[Op, Callable[..., Tensor], Callable[..., Tensor] | None]:
     """Register a broadcasting binary primitive and build its public function.
 
@@ -153,12 +154,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     must be a Tensor) or 'none'. ``inplace``: also register ``name_`` and build the method.
     ``scale``: the in-place method takes ``alpha`` (``add_``, ``sub_``), and
     ``scale(self, other, alpha)`` gives ``alpha * other``. ``arg_names``: the operands'
-    names in torch's schema (``grad_fn._saved_<name>``).
+    names in torch's schema (``grad_fn._saved_<name>``). ``rule``: the meta rule, where
+    it is not ``meta.elementwise(result)``.
 
     Returns ``(op, function, in-place method or None)``.
     """
     computed = _binary_kernel(forward, result)
-    op = register(name, computed, meta.elementwise(result), "elementwise", differentiable,
+    op = register(name, computed, rule or meta.elementwise(result), "elementwise", differentiable,
                   arg_names=arg_names)
     kernel_name = kernel or f"{name}_cpu"
     scalars_checked, tensor_first = scalars != "any", scalars == "other"
