@@ -48,11 +48,16 @@ def general_runner(op: Op) -> Callable[..., Any]:
         dev = _op_device(op, args, params)
         fn = table[dev.type]
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        if dev.type == "cuda" and dev.index is not None:
-            with enter_device(dev):
+        try:
+            if dev.type == "cuda" and dev.index is not None:
+                with enter_device(dev):
+                    out = fn(*arrays, **params) if params else fn(*arrays)
+            else:
                 out = fn(*arrays, **params) if params else fn(*arrays)
-        else:
-            out = fn(*arrays, **params) if params else fn(*arrays)
+        except ValueError:
+            if not op.mutates:
+                raise
+            return _read_only_write(op, args, params, run)
         return _finish(op, args, params, out, dev)
 
     return run
@@ -87,12 +92,20 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
         grad2n=_grad_check("a._requires_grad", 12, door),
         grad3=_grad_check("grad or a._requires_grad", 8, door), tail=tail)
+    if op.mutates:
+        # NumPy refuses writes into a read-only array before writing anything: the write
+        # step then decides as torch does (``copying.read_only_write``). A try costs nothing
+        # until it catches.
+        head, body = source.split("\n", 2)[1:]
+        source = (f"\n{head}\n    try:\n{_indented(body)}    except ValueError:\n"
+                  "        return _read_only_write(op, args, params, run)\n")
     # __name__: warnings raised in the generated code come from this module (the filter that
     # silences numpy's floating-point warnings for Ember's own calls matches on it)
     namespace = {"__name__": __name__, "fn": fn, "op": op, "fallback": fallback,
                  "Tensor": Tensor, "CPU": CPU, "_ndarray": _ndarray, "_generic": _generic,
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
                  "_conform": conform, "_suspect": suspect, "_kind": kind,
+                 "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
     run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
@@ -216,6 +229,13 @@ _LAYOUT_CHECKS = {
         out = _conform(op, args, params, out)
 """,
 }
+
+
+def _read_only_write(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None,
+                     retry: Callable[..., Any]) -> Any:
+    from .ops.copying import read_only_write
+
+    return read_only_write(op, args, params, retry)
 
 
 def _indented(code: str) -> str:
