@@ -101,3 +101,73 @@ def test_writes_into_shared_memory_as_torch(name: str, make: Any, write: Any) ->
     # the deprecation warnings of the indexed writes (torch's x[mask] = v warns twice, as
     # index_put_ and as the masked_fill_ it runs: Ember's once, as index_put_)
     assert said == expected_said[:len(said)] and bool(said) == bool(expected_said), name
+
+
+def _vector(m: Any) -> Any:
+    return m.arange(4.)
+
+
+def _square(m: Any) -> Any:
+    return m.arange(9.).reshape(3, 3)
+
+
+# (name, the written tensor's storage, the in-place write reading from it)
+OVERLAPS: list[tuple[str, Callable[[Any], Any], Callable[[Any, Any], Any]]] = [
+    ("add_ shifted", _vector, lambda m, x: x[1:].add_(x[:-1])),
+    ("add_ itself", _vector, lambda m, x: x.add_(x)),
+    ("add_ the same view again", _vector, lambda m, x: x[1:].add_(x[1:])),
+    ("add_ an equal view", _vector, lambda m, x: x[:2].add_(x[:2].view(2))),
+    ("add_ disjoint halves", _vector, lambda m, x: x[:2].add_(x[2:])),
+    ("add_ interleaved (not dense)", _vector, lambda m, x: x[::2].add_(x[1::2])),
+    ("add_ transposed self", _square, lambda m, x: x.add_(x.t())),
+    ("add_ a row of itself", _square, lambda m, x: x.add_(x[0])),
+    ("add_ an element of itself", _vector, lambda m, x: x.add_(x[0])),
+    ("add_ expanded element (not dense)", _vector, lambda m, x: x.add_(x[:1].expand(4))),
+    ("sub_ alpha shifted", _vector, lambda m, x: x[1:].sub_(x[:-1], alpha=2)),
+    ("mul_ number", _vector, lambda m, x: x[1:].mul_(2)),
+    ("atan2_ shifted", _vector, lambda m, x: x[1:].atan2_(x[:-1])),
+    ("eq_ shifted", _vector, lambda m, x: x[1:].eq_(x[:-1])),
+    ("pow_ shifted", _vector, lambda m, x: x[1:].pow_(x[:-1])),
+    ("lerp_ shifted", _vector, lambda m, x: x[1:].lerp_(x[:-1], 0.5)),
+    ("addcmul_ shifted", _vector, lambda m, x: x[1:].addcmul_(m.ones(3), x[:-1])),
+    ("clamp_ shifted bound", _vector, lambda m, x: x[1:].clamp_(min=x[:-1])),
+    ("copy_ shifted", _vector, lambda m, x: x[1:].copy_(x[:-1])),
+    ("copy_ itself", _vector, lambda m, x: x.copy_(x)),
+    ("copy_ transposed self", _square, lambda m, x: x.copy_(x.t())),
+    ("setitem shifted", _vector, lambda m, x: x.__setitem__(slice(1, None), x[:-1])),
+    ("index_put_ shifted values", _vector,
+     lambda m, x: x[1:].index_put_((m.tensor([0, 1]),), x[:2])),
+    ("index_put_ itself", _vector, lambda m, x: x.index_put_((m.tensor([0, 1, 2, 3]),), x)),
+    ("index_add_ shifted source", _vector,
+     lambda m, x: x[1:].index_add_(0, m.tensor([0, 1]), x[:2])),
+    ("scatter_ shifted source", _vector, lambda m, x: x[1:].scatter_(0, m.tensor([0, 1]), x[:2])),
+    ("out= shifted", _vector, lambda m, x: m.add(x[:-1], 1, out=x[1:])),
+    ("out= itself", _vector, lambda m, x: m.add(x, 1, out=x)),
+    ("out= other operand shifted", _vector, lambda m, x: m.mul(m.ones(3), x[:-1], out=x[1:])),
+    ("out= of a unary op shifted", _vector, lambda m, x: m.neg(x[:-1], out=x[1:])),
+    ("out= of a unary op itself", _vector, lambda m, x: m.exp(x, out=x)),
+    ("cat out= its inputs", _vector, lambda m, x: m.cat([x[:2], x[2:]], out=x)),
+    ("index_select out= shifted", _vector,
+     lambda m, x: m.index_select(x, 0, m.tensor([0, 1]), out=x[1:3])),
+]
+
+
+@pytest.mark.parametrize("name,make,write", OVERLAPS, ids=[w[0] for w in OVERLAPS])
+def test_overlapping_in_place_operands_as_torch(name: str, make: Any, write: Any) -> None:
+    results = []
+    for m in (ember, torch):
+        x = make(m)
+        try:
+            write(m, x)
+            raised = None
+        except Exception as exc:
+            raised = exc
+        results.append((x.numpy().copy(), raised))
+    (values, raised), (expected_values, expected) = results
+    if expected is not None:
+        assert type(raised) is type(expected), f"{name}: {raised!r}, torch: {expected!r}"
+        op, _, text = str(raised).partition(": ")
+        assert text == str(expected) and op.isidentifier(), f"{name}: {raised}"
+    else:
+        assert raised is None, f"{name}: {raised!r}"
+    np.testing.assert_allclose(values, expected_values, rtol=1e-6)  # refused: nothing written

@@ -166,6 +166,49 @@ def read_only_write(op: Any, args: tuple[Any, ...], params: dict[str, Any] | Non
     return retry(args, params)
 
 
+def _root(t: Tensor) -> Tensor:
+    base = t._base
+    return t if base is None else base
+
+
+def check_overlap(op: str, written: Tensor, inputs: Any, full: bool = True) -> None:
+    """torch's memory-overlap check of a write into ``written`` that reads ``inputs``
+    (Tensors; anything else is skipped), made before anything is written: a RuntimeError
+    where an input shares some of its elements with ``written`` but not all of them in the
+    same layout (``full``: the very same elements may be read, as in ``x.add_(x)``; else
+    any shared element refuses, as index_put_'s values do). Layouts that are not dense
+    (torch cannot tell cheaply) pass, as in torch. Tensors of distinct storages cost one
+    identity test."""
+    root = _root(written)
+    for t in inputs:
+        if not isinstance(t, Tensor) or _root(t) is not root:
+            continue
+        if t is written:
+            if full:
+                continue
+            raise _partial_overlap_error(op)
+        a, b = written._data, t._data
+        if not a.size or not b.size or a.__class__ is not np.ndarray or \
+                b.__class__ is not np.ndarray:
+            continue
+        if not (meta.is_non_overlapping_and_dense(a.shape, meta.element_strides(a)) and
+                meta.is_non_overlapping_and_dense(b.shape, meta.element_strides(b))):
+            continue
+        a_begin = a.__array_interface__["data"][0]
+        b_begin = b.__array_interface__["data"][0]
+        a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+        if a_begin == b_begin and a_end == b_end and a.strides == b.strides and full:
+            continue  # the same elements: the write reads each before it writes it
+        if a_begin < b_end and b_begin < a_end:
+            raise _partial_overlap_error(op)
+
+
+def _partial_overlap_error(op: str) -> RuntimeError:
+    return RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and the "
+                        "written-to tensor refer to a single memory location. Please clone() the "
+                        "tensor before performing the operation.")
+
+
 def write_shared(t: Tensor, op: Any, operands: tuple[Any, ...],
                  params: dict[str, Any] | None) -> Tensor:
     """Dispatch the in-place ``op`` on ``operands`` (``t`` first), a write into memory that
@@ -207,11 +250,15 @@ _CHANGED = {"writeback": True, "changed": True}
 _RESIZE = {"resize": True}
 
 
-def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
-    """Implements ``out=``: checks first, then resizes ``out`` to the result's shape (with
-    torch's warning when it held elements) and copies the result in."""
+def write_out(op: str, out: Tensor, result: Tensor, reads: Any = (), full: bool = True
+              ) -> Tensor:
+    """Implements ``out=``: checks first (``out`` against the op's operands ``reads`` as
+    ``check_overlap`` does), then resizes ``out`` to the result's shape (with torch's
+    warning when it held elements) and copies the result in."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if reads:
+        check_overlap(op, out, reads, full)
     if out.device is not result.device:
         raise device_mismatch(op, out.device, result.device)
     if not _dt.can_cast(result.dtype, out.dtype):
@@ -253,6 +300,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if src._data.shape != self._data.shape:
         check_inplace_shape("copy_", self._data.shape, src._data.shape)
     check_writable("copy_", self)
+    check_overlap("copy_", self, (src,))
     # copy_ converts any dtype (float -> int truncates), unlike arithmetic in-place ops
     return dispatch(COPY_, (self, src), None)  # type: ignore[no-any-return]
 

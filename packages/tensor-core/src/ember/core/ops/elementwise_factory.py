@@ -25,7 +25,7 @@ from ..dispatch import Op, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from .conversion import cast
-from .copying import check_castable, check_writable, write_out, write_out_exact
+from .copying import check_castable, check_overlap, check_writable, write_out, write_out_exact
 from .operands import (
     LIMITS,
     broadcast_error,
@@ -218,7 +218,7 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             res = op.door((x, y), None)
         except ValueError:
             raise broadcast_error(name, _shape(x), _shape(y)) from None
-        return res if out is None else write_out(name, out, res)
+        return res if out is None else write_out(name, out, res, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input, other): elementwise, with broadcasting and type promotion."
@@ -232,6 +232,12 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         if engaged.count and overriding():
             return handle(method, method_spec, (self, other),  # type: ignore[no-any-return]
                           {"alpha": alpha})
+        if other.__class__ is Tensor or isinstance(other, Tensor):
+            # torch's overlap check, on the operand as given; views of one storage share
+            # their root: other storages cost this identity test
+            b, s = other._base, self._base
+            if (other if b is None else b) is (self if s is None else s):
+                check_overlap(name + "_", self, (other,))
         if alpha.__class__ is not int or alpha != 1:
             if scale is None:
                 raise TypeError(f"{name}_() got an unexpected keyword argument 'alpha'")
@@ -329,6 +335,7 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
         res = op.door((x,), None)
         if out is None:
             return res  # type: ignore[no-any-return]
+        check_overlap(name, out, (input,))
         if exact_out is None:
             return write_out(name, out, res)
         return write_out_exact(name, out, res, exact_out)
