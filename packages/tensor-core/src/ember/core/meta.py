@@ -150,6 +150,14 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     return True
 
 
+def same_layout(shape: Sequence[int], a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether element strides ``a`` and ``b`` lay ``shape`` out alike (size-1 dims, whose
+    strides address nothing, aside; any strides of an empty shape alike)."""
+    if 0 in shape:
+        return True
+    return all(n == 1 or x == y for n, x, y in zip(shape, a, b))
+
+
 def is_channels_last(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """torch's channels-last contiguity of a 4-d tensor (C fastest, then W, H, N)."""
     if len(shape) != 4 or 0 in shape:
