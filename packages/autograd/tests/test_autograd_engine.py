@@ -336,3 +336,35 @@ def test_in_place_on_leaf_and_view_of_leaf_refused() -> None:
         x.add_(1)  # allowed without grad mode (optimizer updates)
     x.detach().zero_()  # a detached alias is not in the graph
     np.testing.assert_array_equal(np.array(x.detach()), 0)
+
+
+# programs whose gradient's layout follows the ops they ran, not the leaf's
+_GRAD_LAYOUTS = {
+    "transposed product": lambda m, x: (x.t() * 2).sum(),
+    "transposed exp": lambda m, x: x.t().exp().sum(),
+    "permuted": lambda m, x: x.reshape(2, 3, 2).permute(2, 0, 1).sin().sum(),
+    "expanded": lambda m, x: x[:, :1].expand(3, 4).sum(),
+    "sum": lambda m, x: x.sum(),
+    "softmax of the transpose": lambda m, x: x.t().softmax(0)[0].sum(),
+    "cumsum of the transpose": lambda m, x: x.t().cumsum(0).sum(),
+    "sort of the transpose": lambda m, x: x.t().sort(0)[0][0].sum(),
+    "cast of the transpose": lambda m, x: x.t().float().sum(),
+}
+
+
+@pytest.mark.parametrize("leaf", ["row-major", "transposed"])
+@pytest.mark.parametrize("name", sorted(_GRAD_LAYOUTS))
+def test_gradient_layouts_as_torch(name: str, leaf: str) -> None:
+    """``autograd.grad`` returns the gradient as the formulas laid it out; ``.grad`` obeys
+    torch's layout contract (the leaf's strides where it is dense, else row-major)."""
+    program = _GRAD_LAYOUTS[name]
+    got = []
+    for m in (EMBER, torch):
+        base = m.arange(12., dtype=m.float64)
+        x = (base.reshape(3, 4) if leaf == "row-major" else
+             base.reshape(4, 3).t()).detach().requires_grad_()
+        y = program(m, x)
+        (g,) = m.autograd.grad(y, x, retain_graph=True)
+        y.backward()
+        got.append([(tuple(t.stride()), t.is_contiguous()) for t in (g, x.grad)])
+    assert got[0] == got[1]

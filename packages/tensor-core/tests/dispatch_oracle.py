@@ -15,7 +15,8 @@ every registered op's samples:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +30,46 @@ from ember.core.dispatch_modes import TorchDispatchMode
 
 Sample = Callable[[Any, str], Any]
 
+# how ``make`` lays its tensors out beyond what a sample asks (``inputs_laid_out``)
+LAYOUTS = ("as written", "permuted", "stepped", "expanded")
+_layout = ["as written"]
+
+
+@contextlib.contextmanager
+def inputs_laid_out(layout: str) -> Iterator[None]:
+    """Inside it, every tensor of two or more dims that ``make`` gives is laid out as
+    ``layout`` (one of ``LAYOUTS``) with its shape unchanged: 'permuted' (a view of a
+    row-major tensor with the dims in reverse), 'stepped' (every other element of its
+    last dim: a slice with a step), 'expanded' (its first row repeated by ``expand``)."""
+    _layout.append(layout)
+    try:
+        yield
+    finally:
+        _layout.pop()
+
+
+def _relaid(m: Any, t: Any, shape: tuple[int, ...]) -> Any:
+    layout = _layout[-1]
+    if layout == "as written" or len(shape) < 2:
+        return t
+    if layout == "permuted":
+        dims = tuple(reversed(range(len(shape))))
+        return t.permute(*dims).contiguous().permute(*dims)
+    if layout == "stepped":
+        wide = m.stack([t, t], dim=-1).reshape(*shape[:-1], 2 * shape[-1])
+        return wide[..., ::2]
+    return t[:1].expand(*shape) if shape[0] else t
+
 
 def make(m: Any, device: str, shape: tuple[int, ...], dtype: str = "float32", *, seed: int = 0,
          low: float = -3.0, high: float = 3.0, transposed: bool = False) -> Any:
     """A random tensor of ``m`` on ``device``; ``transposed``: laid out with reversed dims
-    (a permuted view of a row-major tensor, then moved: its strides stay so on meta)."""
+    (a permuted view of a row-major tensor, then moved: its strides stay so on meta); laid
+    out further as ``inputs_laid_out`` says."""
+    if _layout[-1] != "as written" and not transposed:
+        with inputs_laid_out("as written"):
+            t = make(m, "cpu", shape, dtype, seed=seed, low=low, high=high)
+        return _relaid(m, t, tuple(shape)).to(device)
     rng = np.random.default_rng(seed)
     full = tuple(reversed(shape)) if transposed else shape
     if dtype == "bool":

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from dispatch_oracle import Recorder, meta_geometry, replay, same
+from dispatch_oracle import LAYOUTS, Recorder, inputs_laid_out, meta_geometry, replay, same
 
 import ember.core as ember
 from ember.core.dispatch import REGISTRY
@@ -69,6 +69,50 @@ def test_meta_matches_torch(name):
             want = real
         actual = sample(ember, "meta")
         assert meta_geometry(actual) == want, f"sample {i} of {name}"
+
+
+# where torch's result is no kernel's layout: ``mH`` of a complex tensor is a conjugate view
+# in torch (its conj bit set, nothing copied), a conj_physical copy in Ember, laid out as
+# torch lays out its copies
+_NOT_KERNEL_LAYOUTS = {("conj_physical", 0, "stepped"), ("conj_physical", 0, "expanded")}
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_result_layouts_match_torch(name):
+    """The CPU kernel's results have the strides of the op's meta rule and of torch's CPU
+    results, on the samples with their operands row-major, permuted, stepped and
+    expanded (where torch raises, the sample says nothing of layouts)."""
+    for layout in LAYOUTS:
+        with inputs_laid_out(layout):
+            for i, sample in enumerate(SAMPLES.get(name, ())):
+                if (name, i, layout) in _NOT_KERNEL_LAYOUTS:
+                    continue
+                try:
+                    expected = _geometry(sample(torch, "cpu"))
+                except Exception:
+                    continue
+                where = f"sample {i} of {name}, inputs {layout}"
+                assert _geometry(sample(ember, "cpu")) == expected, where
+                if layout in ("as written", "permuted"):  # dense inputs keep their strides
+                    try:                                  # on the meta device
+                        sample(torch, "meta")
+                    except Exception:  # no data-independent rule (nonzero...)
+                        continue
+                    rule = _geometry(sample(ember, "meta"))
+                    assert [g[:2] for g in rule] == [g[:2] for g in expected], where
+
+
+def _geometry(x):
+    """Shape, strides and ``is_contiguous()`` of each tensor of a result."""
+    return [(tuple(v.shape), tuple(v.stride()), v.is_contiguous()) for v in _all_tensors(x)]
+
+
+def _all_tensors(x):
+    if isinstance(x, (ember.Tensor, torch.Tensor)):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [t for item in x for t in _all_tensors(item)]
+    return []
 
 
 @pytest.mark.cuda

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
+from ember.core import meta
+from ember.core.creation import empty_strided
 from ember.core.dispatch import REGISTRY, dispatch, grad_mode
 from ember.core.ops.conversion import cast
 from ember.core.tensor import Tensor, make
@@ -185,14 +187,35 @@ def _detached_copy(g: Tensor) -> Tensor:
 
 
 def accumulate_grad(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
-    """``leaf.grad += g``: the first gradient is stored (never aliasing ``g``), later ones added."""
+    """``leaf.grad += g``: the first gradient is stored (never aliasing ``g``) laid out as
+    torch's AccumulateGrad lays it out, later ones added."""
     old = leaf.grad
     if old is None:
-        leaf.grad = dispatch(_CLONE, (g,), None) if create_graph else _detached_copy(g)
+        stored = dispatch(_CLONE, (g,), None) if create_graph else _detached_copy(g)
+        leaf.grad = _obeying_layout(leaf, stored)
     elif create_graph or old._requires_grad:
         leaf.grad = old + g
     else:
         old.add_(g)  # type: ignore[attr-defined]
+
+
+def _obeying_layout(leaf: Tensor, g: Tensor) -> Tensor:
+    """``g`` laid out as torch's layout contract for ``.grad`` says: with ``leaf``'s strides
+    where ``leaf`` is dense and non-overlapping, else row-major (a copy where ``g``'s
+    layout differs: a formula's gradient follows the layout of the ops it ran, not the
+    leaf's)."""
+    shape = leaf._data.shape
+    data = g._data
+    if data.shape != shape or g.device.type == "meta" or (
+            data.flags.c_contiguous and leaf._data.flags.c_contiguous):
+        return g
+    strides = leaf.stride()
+    want = strides if meta.is_non_overlapping_and_dense(shape, strides) else \
+        meta.contiguous_strides(shape)
+    if meta.same_layout(shape, g.stride(), want):
+        return g
+    out = empty_strided(shape, want, dtype=g.dtype, device=g.device)
+    return out.copy_(g)  # type: ignore[no-any-return]
 
 
 def _run_tensor_hooks(hooks: list[Any], g: Tensor) -> Tensor:

@@ -39,6 +39,7 @@ from typing import Any
 
 from .kernel_runners import cpu_runner, general_runner
 from .meta import DYNAMIC, dynamic_rule
+from .result_layouts import kind_of
 from .tensor import Tensor
 
 __all__ = ["Op", "register", "REGISTRY", "grad_mode", "dispatch", "state", "engaged", "dual",
@@ -68,8 +69,8 @@ class Op:
     """
 
     __slots__ = ("name", "forward", "meta", "kind", "differentiable", "kernels", "view",
-                 "mutates", "functional", "device_param", "arg_names", "table", "run",
-                 "door", "__weakref__")
+                 "mutates", "functional", "device_param", "arg_names", "table", "layout",
+                 "run", "door", "__weakref__")
 
     def __init__(self, name: str, forward: Callable[..., Any],
                  meta: Callable[..., Any] | str | None, kind: str, differentiable: bool,
@@ -89,6 +90,7 @@ class Op:
         # reference forward, never as a branch inside it.
         self.kernels: dict[str, Callable[..., Any]] = {}
         self.table: dict[str, Callable[..., Any]] = {}
+        self.layout = "none"
         self.run: Callable[..., Any] = _missing_runner
         self.door: Callable[..., Any] = _missing_runner
         self._resolve()
@@ -99,6 +101,8 @@ class Op:
         self.table = {"cpu": kernels.get("cpu", self.forward),
                       "cuda": kernels.get("cuda", self.forward),
                       "meta": kernels.get("meta", meta_rule)}
+        # how the kernel step holds the op's results to its rule's layout
+        self.layout = kind_of(self)
         self.run = self._first_run
         self.door = self._first_door
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device, enter_device
+from .result_layouts import conform, suspect
 from .tensor import MULTI_OUTPUT, Tensor, bump_version, make, make_view
 
 if TYPE_CHECKING:
@@ -47,12 +48,17 @@ def general_runner(op: Op) -> Callable[..., Any]:
         dev = _op_device(op, args, params)
         fn = table[dev.type]
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        if dev.type == "cuda" and dev.index is not None:
-            with enter_device(dev):
+        try:
+            if dev.type == "cuda" and dev.index is not None:
+                with enter_device(dev):
+                    out = fn(*arrays, **params) if params else fn(*arrays)
+            else:
                 out = fn(*arrays, **params) if params else fn(*arrays)
-        else:
-            out = fn(*arrays, **params) if params else fn(*arrays)
-        return _finish(op, args, out, dev)
+        except ValueError:
+            if not op.mutates:
+                raise
+            return _read_only_write(op, args, params, run)
+        return _finish(op, args, params, out, dev)
 
     return run
 
@@ -72,9 +78,16 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     the branch for the op's kind (plain, view, in-place) is kept."""
     fn = op.table["cpu"]
     calls = [_keyword_call(fn, n) for n in (0, 1, 2, 3)]
-    tail = _MUTATING_TAIL if op.mutates else _PLAIN_TAIL if not op.view else \
-        _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
-    device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(_PLAIN_TAIL)) \
+    kind = op.layout
+    if op.mutates:
+        tail = _MUTATING_TAIL
+    elif op.view:
+        tail = _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
+    else:
+        tail = _PLAIN_TAIL.replace("{layout}\n", _LAYOUT_CHECKS[kind])
+    no_operands = _PLAIN_TAIL.replace("{layout}\n", _LAYOUT_CHECKS[
+        kind if kind in ("none", "dynamic") else "no operands"])
+    device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
     source = _RUNNER.format(
         door_check=_DOOR_CHECK if door else "", device_check=device_check, call1=calls[1],
@@ -83,11 +96,20 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
         grad2n=_grad_check("a._requires_grad", 12, door),
         grad3=_grad_check("grad or a._requires_grad", 8, door), tail=tail)
+    if op.mutates:
+        # NumPy refuses writes into a read-only array before writing anything: the write
+        # step then decides as torch does (``copying.read_only_write``). A try costs nothing
+        # until it catches.
+        head, body = source.split("\n", 2)[1:]
+        source = (f"\n{head}\n    try:\n{_indented(body)}    except ValueError:\n"
+                  "        return _read_only_write(op, args, params, run)\n")
     # __name__: warnings raised in the generated code come from this module (the filter that
     # silences numpy's floating-point warnings for Ember's own calls matches on it)
     namespace = {"__name__": __name__, "fn": fn, "op": op, "fallback": fallback,
                  "Tensor": Tensor, "CPU": CPU, "_ndarray": _ndarray, "_generic": _generic,
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
+                 "_conform": conform, "_suspect": suspect, "_kind": kind,
+                 "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
     run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
@@ -162,7 +184,7 @@ _MUTATING_TAIL = """    if out is not a._data:
 """
 _NEW_TENSOR = """    if out.__class__ is not _ndarray:
         if out.__class__ is tuple or not isinstance(out, _generic):
-            return _finish(op, args, out, CPU)
+            return _finish(op, args, params, out, CPU)
         out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
     t = _new(Tensor)
     t._data = out
@@ -183,10 +205,43 @@ _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
     t._cm = 0
     return t
 """
-_PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
+_PLAIN_TAIL = _NEW_TENSOR.replace("    t = _new(Tensor)\n", "{layout}\n    t = _new(Tensor)\n") + \
+    """    t._vc = None
     t._base = None
     return t
 """
+
+
+# The layout check of a new result, by ``result_layouts.kind_of``: free of any lookup, and
+# of any flag read where numpy's layout is torch's by construction (one ufunc on one array)
+_LAYOUT_CHECKS = {
+    "none": "",
+    "dynamic": """    if not out.size:
+        out = _conform(op, args, params, out)
+""",
+    "always": "    out = _conform(op, args, params, out)\n",
+    "ufunc": """    if not out.size or (n == 2 and y.__class__ is _ndarray and not (
+            y.flags.c_contiguous and a._data.flags.c_contiguous) and y.ndim and a._data.ndim
+            ) or (n > 2 and _suspect(_kind, args, out)):
+        out = _conform(op, args, params, out)
+""",
+    "no operands": """    if not out.size or not out.flags.c_contiguous:
+        out = _conform(op, args, params, out)
+""",
+    "general": """    if not out.size or not out.flags.c_contiguous or (
+            not a._data.flags.c_contiguous) or (
+            n == 2 and y.__class__ is _ndarray and not y.flags.c_contiguous) or (
+            n > 2 and _suspect(_kind, args, out)):
+        out = _conform(op, args, params, out)
+""",
+}
+
+
+def _read_only_write(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None,
+                     retry: Callable[..., Any]) -> Any:
+    from .ops.copying import read_only_write
+
+    return read_only_write(op, args, params, retry)
 
 
 def _indented(code: str) -> str:
@@ -225,7 +280,8 @@ def _literal(value: Any) -> bool:
         value.__class__ is tuple and all(_literal(v) for v in value))
 
 
-def _finish(op: Op, args: tuple[Any, ...], out: Any, dev: device) -> Any:
+def _finish(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: Any,
+            dev: device) -> Any:
     """The kernel's result as the op's: its target bumped (in-place), else new Tensors."""
     if op.mutates:
         target = args[0]
@@ -233,6 +289,8 @@ def _finish(op: Op, args: tuple[Any, ...], out: Any, dev: device) -> Any:
             target._data = out
         bump_version(target)
         return target
+    if dev is CPU and suspect(op.layout, args, out):
+        out = conform(op, args, params, out)
     if out.__class__ is tuple:
         return tuple([_wrap(op, args, x, dev, True) for x in out])
     return _wrap(op, args, out, dev, False)

@@ -26,8 +26,8 @@ from . import dtypes as _dt
 
 __all__ = ["MetaArray", "empty", "strided", "like", "like_input", "contiguous_strides",
            "elementwise_strides", "like_strides", "is_contiguous",
-           "is_non_overlapping_and_dense", "elementwise", "reduction", "DYNAMIC", "dynamic_rule",
-           "result_dtype"]
+           "is_non_overlapping_and_dense", "elementwise", "power", "reduction", "DYNAMIC",
+           "dynamic_rule", "result_dtype"]
 
 DYNAMIC = "dynamic"
 
@@ -148,6 +148,14 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
                 return False
             expected *= n
     return True
+
+
+def same_layout(shape: Sequence[int], a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether element strides ``a`` and ``b`` lay ``shape`` out alike (size-1 dims, whose
+    strides address nothing, aside; any strides of an empty shape alike)."""
+    if 0 in shape:
+        return True
+    return all(n == 1 or x == y for n, x, y in zip(shape, a, b))
 
 
 def is_channels_last(shape: Sequence[int], strides: Sequence[int]) -> bool:
@@ -325,7 +333,25 @@ def elementwise(result: str) -> Callable[..., MetaArray]:
             dt = dt.to_real()
         return strided(shape, dt, elementwise_strides(shape, operands))
 
+    ITERATOR_RULES.add(rule)
     return rule
+
+
+# the rules that lay results out as TensorIterator does, nothing else (``elementwise``'s)
+ITERATOR_RULES: set[Callable[..., Any]] = set()
+
+
+def power(result: str = "promote") -> Callable[..., MetaArray]:
+    """The rule of ``pow``: elementwise, but torch's CPU kernel lays out a Python number's
+    power of a tensor row-major (``pow(Scalar, Tensor)`` allocates its result so; torch's
+    own meta registration follows the tensor instead)."""
+    rule = elementwise(result)
+
+    def power_rule(base: Any, exponent: Any, **params: Any) -> MetaArray:
+        out = rule(base, exponent, **params)
+        return out if hasattr(base, "strides") else MetaArray(out.shape, out.dtype)
+
+    return power_rule
 
 
 def reduced_shape(shape: Sequence[int], dim: Any, keepdim: bool) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import meta
 from ..dispatch import dispatch
 from ..tensor import Tensor
 from . import special_functions as special
@@ -130,7 +131,7 @@ FLOOR_DIVIDE, floor_divide, _floor_divide_ = binary_op(
 REMAINDER, remainder, _remainder_ = binary_op("remainder", _remainder, inplace=True, allowed="if")
 FMOD, fmod, _fmod_ = binary_op("fmod", _fmod, scalars="other", inplace=True, allowed="if")
 POW, _pow, _pow_ = binary_op("pow", _power, allowed="ifc", kernel="pow", inplace=True,
-                             arg_names=("self", "exponent"))
+                             arg_names=("self", "exponent"), rule=meta.power())
 MAXIMUM, maximum, _ = binary_op("maximum", np.maximum, allowed="bif", scalars="none",
                                 refusals=_complex_refusal("maximum"))
 MINIMUM, minimum, _ = binary_op("minimum", np.minimum, allowed="bif", scalars="none",

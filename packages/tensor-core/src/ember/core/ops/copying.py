@@ -29,26 +29,34 @@ from .. import meta
 from ..device import xp_of
 from ..dispatch import dispatch, grad_mode, register
 from ..dtypes import scalar_type_name
+from ..result_layouts import laid_out
 from ..tensor import Tensor
 from .conversion import CLONE, move_array
-from .geometry import shares_elements
+from .geometry import shares_elements, writable_alias
 from .index_checks import fill_number
 from .operands import check_inplace_shape, device_mismatch
 
 FUNCTIONS: list[str] = []
 
 
-def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False) -> Any:
+def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
+           changed: bool = False) -> Any:
+    """``changed``: write only the elements where ``src`` differs from ``dst`` (the
+    write-back of a masked or indexed in-place op into memory elements share)."""
     xp = xp_of(dst)
     if xp is not np or not isinstance(src, np.ndarray):
         src = move_array(src, _device_of(dst))
     if resize:
         dst = xp.empty(src.shape, dst.dtype)
-    xp.copyto(dst, src, casting="unsafe")
+    if changed:
+        xp.copyto(dst, src, casting="unsafe", where=src != dst)
+    else:
+        xp.copyto(dst, src, casting="unsafe")
     return dst
 
 
-def _copy_meta(dst: Any, src: Any, writeback: bool = False, resize: bool = False) -> Any:
+def _copy_meta(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
+               changed: bool = False) -> Any:
     return meta.empty(src.shape, dst.dtype) if resize else dst
 
 
@@ -70,7 +78,8 @@ def _fill_(x: Any, *, value: Any) -> Any:
 
 
 def _resize_(x: Any, *, size: tuple[int, ...]) -> Any:
-    return xp_of(x).zeros(size, x.dtype)
+    out = xp_of(x).zeros(size, x.dtype)
+    return laid_out(out, _resize_meta(out, size=size)) if not out.size else out
 
 
 def _same(x: Any, *rest: Any, **params: Any) -> Any:
@@ -98,13 +107,124 @@ def overlapping(arr: Any) -> bool:
     return shares_elements(arr.shape, arr.strides)
 
 
-def check_writable(op: str, t: Tensor) -> None:
-    """torch refuses writes where several elements share one memory location."""
+# The writes torch makes into memory that several elements share (an expanded tensor):
+# fill_ and zero_ silently, the indexed writes with a deprecation warning naming the op
+# and the indexing it applies to. Every other write (copy_, arithmetic in place, random
+# fills, scatter_, out=, a basic-indexing assignment) refuses.
+_SHARED_WRITES: dict[str, tuple[str, str] | None] = {
+    "fill_": None, "zero_": None,
+    "index_put_": ("index_put_", "tensor[indices] = tensor"),
+    "masked_fill_": ("masked_fill_", "tensor[mask] = scalar"),
+    "index_fill_": ("index_fill_", "tensor[mask] = scalar"),
+}
+
+
+def check_writable(op: str, t: Tensor, like: str | None = None) -> bool:
+    """The write step's memory check of the public write ``op`` (made as torch's ``like``
+    makes it: ``index_put_`` for ``x[indices] = v``) into ``t``, before anything is
+    written: False for a write into elements of their own; True where elements of ``t``
+    share memory and torch writes them anyway (then ``write_shared`` makes the write);
+    torch's RuntimeError where it refuses."""
     data = t._data
     if 0 in data.strides and overlapping(data):
-        raise RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
-                           "tensor refers to a single memory location. Please clone() the tensor "
-                           "before performing the operation.")
+        rule = like or op
+        if rule not in _SHARED_WRITES:
+            raise shared_write_error(op)
+        deprecated = _SHARED_WRITES[rule]
+        if deprecated is not None:
+            warnings.warn(f"Use of {deprecated[0]} on expanded tensors is deprecated. Please "
+                          "clone() the tensor before performing this operation. This also "
+                          f"applies to advanced indexing e.g. {deprecated[1]}", UserWarning,
+                          stacklevel=3)
+        return True
+    return False
+
+
+def shared_write_error(op: str) -> RuntimeError:
+    """torch's refusal of a write into memory that several elements share."""
+    return RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
+                        "tensor refers to a single memory location. Please clone() the tensor "
+                        "before performing the operation.")
+
+
+def read_only_write(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
+                    retry: Any) -> Any:
+    """The kernel step of the in-place ``op`` when NumPy refused its write (the target
+    array is read-only; nothing was written): torch's refusal where elements of the target
+    share memory; where they do not (an element or a row of an expanded tensor), the
+    target gets a writable alias of its memory and ``retry(args, params)`` runs the step
+    again. Anything else raises NumPy's error."""
+    t = args[0] if args else None
+    data = getattr(t, "_data", None)
+    if not isinstance(t, Tensor) or data.__class__ is not np.ndarray or data.flags.writeable:
+        raise
+    if overlapping(data):
+        raise shared_write_error(op.name) from None
+    alias = writable_alias(data)
+    if alias is None:
+        raise
+    t._data = alias
+    return retry(args, params)
+
+
+def _root(t: Tensor) -> Tensor:
+    base = t._base
+    return t if base is None else base
+
+
+def check_overlap(op: str, written: Tensor, inputs: Any, full: bool = True) -> None:
+    """torch's memory-overlap check of a write into ``written`` that reads ``inputs``
+    (Tensors; anything else is skipped), made before anything is written: a RuntimeError
+    where an input shares some of its elements with ``written`` but not all of them in the
+    same layout (``full``: the very same elements may be read, as in ``x.add_(x)``; else
+    any shared element refuses, as index_put_'s values do). Layouts that are not dense
+    (torch cannot tell cheaply) pass, as in torch. Tensors of distinct storages cost one
+    identity test."""
+    root = _root(written)
+    for t in inputs:
+        if not isinstance(t, Tensor) or _root(t) is not root:
+            continue
+        if t is written:
+            if full:
+                continue
+            raise _partial_overlap_error(op)
+        a, b = written._data, t._data
+        if not a.size or not b.size or a.__class__ is not np.ndarray or \
+                b.__class__ is not np.ndarray:
+            continue
+        if not (meta.is_non_overlapping_and_dense(a.shape, meta.element_strides(a)) and
+                meta.is_non_overlapping_and_dense(b.shape, meta.element_strides(b))):
+            continue
+        a_begin = a.__array_interface__["data"][0]
+        b_begin = b.__array_interface__["data"][0]
+        a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+        if a_begin == b_begin and a_end == b_end and a.strides == b.strides and full:
+            continue  # the same elements: the write reads each before it writes it
+        if a_begin < b_end and b_begin < a_end:
+            raise _partial_overlap_error(op)
+
+
+def _partial_overlap_error(op: str) -> RuntimeError:
+    return RuntimeError(f"{op}: unsupported operation: some elements of the input tensor and the "
+                        "written-to tensor refer to a single memory location. Please clone() the "
+                        "tensor before performing the operation.")
+
+
+def write_shared(t: Tensor, op: Any, operands: tuple[Any, ...],
+                 params: dict[str, Any] | None) -> Tensor:
+    """Dispatch the in-place ``op`` on ``operands`` (``t`` first), a write into memory that
+    elements of ``t`` share which ``check_writable`` allowed: the kernel writes through a
+    writable alias of ``t``'s read-only array, which ``t`` gets back afterwards (its later
+    writes are checked again)."""
+    data = t._data
+    alias = writable_alias(data)
+    if alias is None:  # read-only memory (NumPy's own error)
+        return dispatch(op, operands, params)  # type: ignore[no-any-return]
+    t._data = alias
+    try:
+        return dispatch(op, operands, params)  # type: ignore[no-any-return]
+    finally:
+        t._data = data
 
 
 def check_castable(op: str, result: _dt.dtype, target: _dt.dtype) -> None:
@@ -119,22 +239,30 @@ def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
     check_castable(op, result.dtype, self.dtype)
     if result._data.shape != self._data.shape:
         check_inplace_shape(op, self._data.shape, result._data.shape)
-    check_writable(op, self)
+    if check_writable(op, self):
+        # torch writes only the elements the op changes (the masked or indexed ones): where
+        # elements share memory, copying the rest back would undo those writes
+        return write_shared(self, COPY_, (self, result), _CHANGED)
     return dispatch(COPY_, (self, result), _WRITEBACK)  # type: ignore[no-any-return]
 
 
 _WRITEBACK = {"writeback": True}
+_CHANGED = {"writeback": True, "changed": True}
 _RESIZE = {"resize": True}
 
 
-def write_out(op: str, out: Tensor, result: Tensor) -> Tensor:
-    """Implements ``out=``: checks first, then resizes ``out`` to the result's shape (with
-    torch's warning when it held elements) and copies the result in."""
+def write_out(op: str, out: Tensor, result: Tensor, reads: Any = (), full: bool = True
+              ) -> Tensor:
+    """Implements ``out=``: checks first (``out`` against the op's operands ``reads`` as
+    ``check_overlap`` does), then resizes ``out`` to the result's shape (with torch's
+    warning when it held elements) and copies the result in."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if (result._requires_grad or out._requires_grad) and grad_mode.enabled:
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    if reads:
+        check_overlap(op, out, reads, full)
     if out.device is not result.device:
         raise device_mismatch(op, out.device, result.device)
     if not _dt.can_cast(result.dtype, out.dtype):
@@ -176,6 +304,7 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     if src._data.shape != self._data.shape:
         check_inplace_shape("copy_", self._data.shape, src._data.shape)
     check_writable("copy_", self)
+    check_overlap("copy_", self, (src,))
     # copy_ converts any dtype (float -> int truncates), unlike arithmetic in-place ops
     return dispatch(COPY_, (self, src), None)  # type: ignore[no-any-return]
 
@@ -189,7 +318,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         return copy_(self, value)
     # converted as torch converts a Scalar: checked, negative ints wrapping into unsigned
     value = fill_number("fill_", value, self.dtype)
-    check_writable("fill_", self)
+    if check_writable("fill_", self):
+        return write_shared(self, FILL_, (self,), {"value": value})
     return dispatch(FILL_, (self,), {"value": value})  # type: ignore[no-any-return]
 
 

@@ -25,7 +25,7 @@ from ..dispatch import Op, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from .conversion import cast
-from .copying import check_castable, check_writable, write_out, write_out_exact
+from .copying import check_castable, check_overlap, check_writable, write_out, write_out_exact
 from .operands import (
     LIMITS,
     broadcast_error,
@@ -141,7 +141,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
               differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
               scalars: str = "any", refusals: Refusals | None = None, inplace: bool = False,
               scale: Callable[..., Any] | None = None,
-              arg_names: tuple[str, str] = ("self", "other")
+              arg_names: tuple[str, str] = ("self", "other"),
+              rule: Callable[..., Any] | None = None
               ) -> tuple[Op, Callable[..., Tensor], Callable[..., Tensor] | None]:
     """Register a broadcasting binary primitive and build its public function.
 
@@ -153,12 +154,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     must be a Tensor) or 'none'. ``inplace``: also register ``name_`` and build the method.
     ``scale``: the in-place method takes ``alpha`` (``add_``, ``sub_``), and
     ``scale(self, other, alpha)`` gives ``alpha * other``. ``arg_names``: the operands'
-    names in torch's schema (``grad_fn._saved_<name>``).
+    names in torch's schema (``grad_fn._saved_<name>``). ``rule``: the meta rule, where
+    it is not ``meta.elementwise(result)``.
 
     Returns ``(op, function, in-place method or None)``.
     """
     computed = _binary_kernel(forward, result)
-    op = register(name, computed, meta.elementwise(result), "elementwise", differentiable,
+    op = register(name, computed, rule or meta.elementwise(result), "elementwise", differentiable,
                   arg_names=arg_names)
     kernel_name = kernel or f"{name}_cpu"
     scalars_checked, tensor_first = scalars != "any", scalars == "other"
@@ -216,7 +218,7 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             res = op.door((x, y), None)
         except ValueError:
             raise broadcast_error(name, _shape(x), _shape(y)) from None
-        return res if out is None else write_out(name, out, res)
+        return res if out is None else write_out(name, out, res, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input, other): elementwise, with broadcasting and type promotion."
@@ -230,6 +232,12 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         if engaged.count and overriding():
             return handle(method, method_spec, (self, other),  # type: ignore[no-any-return]
                           {"alpha": alpha})
+        if other.__class__ is Tensor or isinstance(other, Tensor):
+            # torch's overlap check, on the operand as given; views of one storage share
+            # their root: other storages cost this identity test
+            b, s = other._base, self._base
+            if (other if b is None else b) is (self if s is None else s):
+                check_overlap(name + "_", self, (other,))
         if alpha.__class__ is not int or alpha != 1:
             if scale is None:
                 raise TypeError(f"{name}_() got an unexpected keyword argument 'alpha'")
@@ -327,6 +335,7 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
         res = op.door((x,), None)
         if out is None:
             return res  # type: ignore[no-any-return]
+        check_overlap(name, out, (input,))
         if exact_out is None:
             return write_out(name, out, res)
         return write_out_exact(name, out, res, exact_out)

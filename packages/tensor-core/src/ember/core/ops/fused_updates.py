@@ -24,7 +24,7 @@ from ..dispatch import Op, register
 from ..dtypes import demangled_type_name
 from ..tensor import Tensor
 from .conversion import cast
-from .copying import check_writable, write_out
+from .copying import check_overlap, check_writable, write_out
 from .inplace import inplace
 from .operands import (
     LOW_PRECISION,
@@ -76,6 +76,7 @@ def _update(op: Op, operands: tuple[Any, ...], params: dict[str, Any] | None) ->
     that do not broadcast to it and memory it cannot write (it is left unchanged)."""
     self = operands[0]
     data = self._data
+    check_overlap(op.name, self, operands[1:])
     if data.__class__ is not _NDARRAY and 0 in data.strides:
         check_writable(op.name, self)  # numpy refuses writes into expanded arrays itself
     try:

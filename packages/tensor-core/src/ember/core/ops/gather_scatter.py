@@ -98,7 +98,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     d, idx = _along_index("gather", input, dim, index)
     check_along_sizes("gather", input, idx, d)
     res = GATHER.door((input, idx), {"dim": d})
-    return res if out is None else write_out("gather", out, res)  # type: ignore[no-any-return]
+    return res if out is None else write_out("gather", out, res, (input,), False)  # type: ignore[no-any-return]
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -271,7 +271,8 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None =
                          f"{n} value(s)")
     check_vector_index("index_select", idx)
     res = INDEX_SELECT.door((input, idx), {"dim": d})
-    return res if out is None else write_out("index_select", out, res)  # type: ignore[no-any-return]
+    return res if out is None else write_out("index_select", out, res,
+                                                  (input,), False)  # type: ignore[no-any-return]
 
 
 def _moved(a: Any, dim: int) -> Any:
@@ -480,11 +481,11 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 METHODS: dict[str, Any] = {name: globals()[name] for name in FUNCTIONS}
 
 METHODS.update({
-    "scatter_": inplace(scatter, "scatter_"),
-    "scatter_add_": inplace(scatter_add, "scatter_add_"),
-    "scatter_reduce_": inplace(scatter_reduce, "scatter_reduce_"),
-    "index_add_": inplace(index_add, "index_add_"),
-    "index_copy_": inplace(index_copy, "index_copy_"),
+    "scatter_": inplace(scatter, "scatter_", "any"),
+    "scatter_add_": inplace(scatter_add, "scatter_add_", "any"),
+    "scatter_reduce_": inplace(scatter_reduce, "scatter_reduce_", "any"),
+    "index_add_": inplace(index_add, "index_add_", "any"),
+    "index_copy_": inplace(index_copy, "index_copy_", "any"),
     "index_fill_": inplace(index_fill, "index_fill_"),
-    "put_": inplace(put, "put_"),
+    "put_": inplace(put, "put_", "any"),
 })

@@ -62,6 +62,31 @@ def refuse_writes(arr: Any) -> Any:
     return arr
 
 
+def writable_alias(arr: Any) -> Any:
+    """A writable array over ``arr``'s memory with ``arr``'s geometry, for a write torch
+    makes where ``refuse_writes`` marked ``arr`` (or the array it is a view of) read-only;
+    None where the memory itself is read-only (a read-only NumPy array given to
+    ``from_numpy``). CuPy arrays have no flag: ``arr`` itself."""
+    if arr.__class__ is not np.ndarray:
+        return arr
+    owner = arr
+    while owner.base is not None:  # the array owning the memory (as_strided interposes an
+        base = owner.base          # object holding it)
+        if not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)
+            if not isinstance(base, np.ndarray):
+                break
+        owner = base
+    if not owner.flags.writeable:
+        return None
+    start = arr.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    try:
+        flat = owner.reshape(-1, order="A")
+        return np.ndarray(arr.shape, arr.dtype, flat, start, arr.strides)
+    except (ValueError, TypeError, BufferError):  # memory numpy cannot re-view
+        return None
+
+
 def int_tuple(args: Sequence[Any], op: str, arg: str = "size") -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)`` all mean (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):

@@ -35,7 +35,7 @@ from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from .conversion import cast
 from .conversion import type as type_name
-from .copying import check_writable, copy_, fill_
+from .copying import check_overlap, check_writable, copy_, fill_, write_shared
 from .index_checks import fill_number, tensor_arg, written_value
 from .index_rules import (
     INDEX_DTYPES,
@@ -186,6 +186,7 @@ def _assign(target: Tensor, value: Any) -> None:
             value = value.expand(dst)  # as torch does: the copy's source has the view's shape
         copy_(target, value)
     else:
+        check_writable("setitem", target)  # torch copies the number: a fill_ would write
         fill_(target, value)
 
 
@@ -193,8 +194,11 @@ def _put(target: Tensor, entries: list[Any], value: Any) -> None:
     """``target[entries] = value``: ``index_put_``."""
     if isinstance(value, Tensor) and value.dtype is not target.dtype:
         raise _dtype_error(target.dtype, value.dtype)
-    check_writable("setitem", target)
-    INDEX_PUT_.door((target, value, *entries), _NO_ACCUMULATE)
+    check_overlap("setitem", target, (value,), full=False)
+    if check_writable("setitem", target, like="index_put_"):
+        write_shared(target, INDEX_PUT_, (target, value, *entries), _NO_ACCUMULATE)
+    else:
+        INDEX_PUT_.door((target, value, *entries), _NO_ACCUMULATE)
 
 
 def _shape_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError:
@@ -259,9 +263,11 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
 def index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``."""
     entries = _put_entries("index_put_", self, indices, values)
-    check_writable("index_put_", self)
-    return INDEX_PUT_.door((self, values, *entries),  # type: ignore[no-any-return]
-                           {"accumulate": bool(accumulate)})
+    params = {"accumulate": bool(accumulate)}
+    check_overlap("index_put_", self, (values,), full=False)
+    if check_writable("index_put_", self):
+        return write_shared(self, INDEX_PUT_, (self, values, *entries), params)
+    return INDEX_PUT_.door((self, values, *entries), params)  # type: ignore[no-any-return]
 
 
 METHODS: dict[str, Any] = {

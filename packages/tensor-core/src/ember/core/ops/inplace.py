@@ -16,7 +16,7 @@ from typing import Any
 from ..dispatch import grad_mode, steps
 from ..tensor import Tensor, refuse_view_writes
 from .conversion import clone
-from .copying import assign_inplace
+from .copying import assign_inplace, check_overlap
 
 
 def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
@@ -28,14 +28,22 @@ def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
     return any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
 
-def inplace(fn: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial"
+            ) -> Callable[..., Tensor]:
     """Build ``name`` (e.g. ``clamp_``) from the out-of-place ``fn``.
 
     In a graph the op reads a clone of ``self``, so that tensors the graph saved keep
-    their values after ``self`` is overwritten.
+    their values after ``self`` is overwritten. ``overlap``: torch's check of the tensor
+    arguments against ``self`` (``copying.check_overlap``): 'partial' (self itself may be
+    read), 'any' (no shared element at all: a scatter's source) or None (none made).
     """
+    full = overlap == "partial"
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if overlap is not None and isinstance(self, Tensor):
+            check_overlap(name, self, args, full)
+            if kwargs:
+                check_overlap(name, self, kwargs.values(), full)
         src = self
         if in_graph(self, args):
             refuse_view_writes(self)  # before the clone reads it

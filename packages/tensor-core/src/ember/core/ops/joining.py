@@ -160,14 +160,15 @@ def _promoted(tensors: Sequence[Tensor]) -> tuple[Tensor, ...]:
     return tuple(cast(x, dt) for x in tensors)
 
 
-def _with_out(op: str, res: Tensor, out: Tensor | None) -> Tensor:
-    """cat-like ``out=``: any dtype the result casts to (torch names cat in the error)."""
+def _with_out(op: str, res: Tensor, out: Tensor | None, tensors: Any = ()) -> Tensor:
+    """cat-like ``out=``: any dtype the result casts to (torch names cat in the error), no
+    part of ``out`` among the joined ``tensors``."""
     if out is None:
         return res
     if isinstance(out, Tensor) and not _dt.can_cast(res.dtype, out.dtype):
         raise TypeError("torch.cat(): input types can't be cast to the desired output type "
                         f"{scalar_type_name(out.dtype)}")
-    return write_out(op, out, res)
+    return write_out(op, out, res, tensors, False)
 
 
 # ----------------------------------------------------------------------------- cat, stack
@@ -196,7 +197,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None,
                 except ValueError:
                     pass  # the general path reports torch's error
                 else:
-                    return res if out is None else _with_out("cat", res, out)
+                    return res if out is None else _with_out("cat", res, out, tensors)
     return _cat_general(tensors, dim if axis is None else axis, out)
 
 
@@ -226,7 +227,7 @@ def _cat_general(tensors: Any, dim: int, out: Tensor | None) -> Tensor:
                                    f"size {want} but got size {got} for tensor number {i} in the "
                                    "list.")
     res = dispatch(CAT, _promoted(tensors), {"dim": d})
-    return _with_out("cat", res, out)
+    return _with_out("cat", res, out, tensors)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -242,7 +243,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None)
     except (IndexError, AttributeError, ValueError):
         _stack_error(tensors)
     d = wrap_dim(dim, len(shape) + 1, "stack")
-    return _with_out("stack", dispatch(STACK, _promoted(tensors), {"dim": d}), out)
+    return _with_out("stack", dispatch(STACK, _promoted(tensors), {"dim": d}), out, tensors)
 
 
 def _stack_error(tensors: Sequence[Any]) -> NoReturn:

@@ -143,5 +143,5 @@ def argwhere(input: Tensor) -> Tensor:
 METHODS: dict[str, Any] = {name: globals()[name] for name in FUNCTIONS}
 METHODS.update({
     "masked_fill_": inplace(masked_fill, "masked_fill_"),
-    "masked_scatter_": inplace(masked_scatter, "masked_scatter_"),
+    "masked_scatter_": inplace(masked_scatter, "masked_scatter_", None),
 })

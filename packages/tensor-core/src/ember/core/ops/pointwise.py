@@ -257,7 +257,7 @@ def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = No
 
 # ----------------------------------------------------------------------------- float_power
 
-FLOAT_POWER = register("float_power", np.power, meta.elementwise("promote"), "elementwise",
+FLOAT_POWER = register("float_power", np.power, meta.power(), "elementwise",
                        arg_names=("self", "exponent"))
 
 

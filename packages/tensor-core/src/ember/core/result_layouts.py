@@ -1,0 +1,132 @@
+"""Results laid out as torch lays them out: the kernel step's layout fix-up.
+
+An op's meta rule states the strides of its results (torch's: TensorIterator's layout for
+elementwise results, ``empty_like``'s for copies, row-major for reductions, indexing and
+the rest). NumPy lays most results out the same way, but not all: a reduction of a
+transposed input comes out transposed, a kernel made of several numpy calls loses its
+input's order, an empty result gets zero strides, and so on. The kernel step therefore
+holds each new result to its rule: where numpy's strides differ, the result is copied
+into an array with the rule's strides.
+
+Consulting the rule costs more than a tiny op, so the kernel step asks first whether
+numpy can have differed (``suspect``): for a non-empty row-major result of row-major
+operands it cannot (both lay it out row-major), and for a single ufunc on one array it
+cannot either (numpy's K order of one operand is TensorIterator's). Only ops flagged
+``always`` (einsum: torch permutes its results of row-major operands) ask the rule on
+every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .meta import MetaArray
+from .tensor import Tensor
+
+if TYPE_CHECKING:
+    from .dispatch import Op
+
+__all__ = ["kind_of", "suspect", "conform", "laid_out", "ALWAYS"]
+
+_ndarray = np.ndarray
+
+# ops whose result torch permutes even for row-major operands (their rule is consulted on
+# every call; their kernels are large anyway)
+ALWAYS = frozenset({"einsum"})
+
+
+def kind_of(op: Op) -> str:
+    """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, or no
+    rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
+    as torch's), 'always', 'ufunc' (the kernel is one numpy ufunc, the rule
+    TensorIterator's) or 'general'."""
+    from .meta import DYNAMIC, ITERATOR_RULES
+
+    if op.view or op.mutates or op.meta is None:
+        return "none"
+    if op.meta == DYNAMIC:
+        return "dynamic"
+    if op.name in ALWAYS:
+        return "always"
+    if isinstance(op.table["cpu"], np.ufunc) and op.meta in ITERATOR_RULES:
+        return "ufunc"
+    return "general"
+
+
+def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
+    """Whether numpy's layout of ``out`` (an array or a tuple of them) can differ from
+    the rule's, for an op of ``kind`` (see ``kind_of``) on ``args``."""
+    if kind == "none":
+        return False
+    if kind == "always":
+        return True
+    if kind == "dynamic":
+        outs = out if out.__class__ is tuple else (out,)
+        return any(o.__class__ is _ndarray and not o.size for o in outs)
+    outs = out if out.__class__ is tuple else (out,)
+    for o in outs:
+        if o.__class__ is _ndarray and (not o.size or (
+                kind != "ufunc" and not o.flags.c_contiguous)):
+            return True
+    if kind == "ufunc":
+        arrays = [a for a in args if isinstance(a, Tensor) and a._data.ndim]
+        return len(arrays) > 1 and not all(a._data.flags.c_contiguous for a in arrays)
+    for a in args:
+        if isinstance(a, Tensor) and not a._data.flags.c_contiguous:
+            return True
+        if a.__class__ in (tuple, list):  # a sequence of operands (cat, stack...)
+            for t in a:
+                if isinstance(t, Tensor) and not t._data.flags.c_contiguous:
+                    return True
+    return False
+
+
+def _meta(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        d = x._data
+        return MetaArray(d.shape, d.dtype, d.strides)
+    if x.__class__ in (tuple, list):
+        return x.__class__(_meta(v) for v in x)
+    return x
+
+
+def conform(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: Any) -> Any:
+    """``out`` (an array or a tuple of them) with each array laid out as ``op``'s meta rule
+    states for ``args``: the same array where numpy's strides are the rule's, else a copy
+    with the rule's strides."""
+    if op.layout == "dynamic":  # row-major empty results, the only ones a rule can know
+        if out.__class__ is tuple:
+            return tuple([laid_out(o, MetaArray(o.shape, o.dtype)) for o in out])
+        return laid_out(out, MetaArray(out.shape, out.dtype))
+    rule: Callable[..., Any] = op.table["meta"]
+    metas = [_meta(a) for a in args]
+    try:
+        expected = rule(*metas, **params) if params else rule(*metas)
+    except (NotImplementedError, RuntimeError):
+        # a rule that needs values for this call (a mask's count, repeat_interleave's
+        # output size): numpy's layout stands
+        return out
+    if out.__class__ is tuple:
+        wanted = expected if expected.__class__ in (tuple, list) else (expected,)
+        return tuple([laid_out(o, w) for o, w in zip(out, wanted)])
+    return laid_out(out, expected)
+
+
+def laid_out(arr: Any, want: Any) -> Any:
+    """``arr`` with the strides of ``want`` (a MetaArray of its shape): itself where they
+    are its own (or ``want`` is no MetaArray of that shape), else a copy. NumPy gives
+    every new empty array zero strides; torch's are the layout's."""
+    if arr.__class__ is not _ndarray or want.__class__ is not MetaArray or \
+            arr.shape != want.shape or arr.strides == want.strides:
+        return arr
+    strides = want.strides
+    if any(s < 0 for s in strides):
+        return arr
+    item = arr.itemsize
+    span = 0 if not arr.size else 1 + sum((n - 1) * s // item for n, s in zip(arr.shape, strides))
+    out = np.ndarray(arr.shape, arr.dtype, buffer=np.empty(span, arr.dtype), strides=strides)
+    np.copyto(out, arr)
+    return out
