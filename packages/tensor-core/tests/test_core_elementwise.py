@@ -3,6 +3,7 @@ non-contiguous operands, Python scalars on either side (reflected operators too)
 promotion, in-place forms and ``out=``. Where torch raises, Ember must raise the same
 exception type and leave its operands unchanged."""
 
+import itertools
 import operator
 
 import ml_dtypes
@@ -488,3 +489,40 @@ def test_zero_and_bool_divisors(fn, dtype, divisor):
     run(lambda L, x: fn(L, x, divisor),
         [(ember.tensor(values, dtype=getattr(ember, dtype)),
           torch.tensor(values, dtype=getattr(torch, dtype)))])
+
+
+_GRID_SHAPES = [(3, 4), (1, 4), (3, 1), (4,), (), (2, 3, 4), (1, 3, 4), (2, 1, 4), (0, 4)]
+_GRID_LAYOUTS = ["row-major", "transposed", "permuted", "stepped"]
+
+
+def _laid_out(lib, shape, layout):
+    arr = np.arange(float(np.prod(shape)), dtype=np.float32).reshape(shape)
+    if layout == "transposed" and len(shape) >= 2:
+        return lib.tensor(np.ascontiguousarray(arr.swapaxes(-1, -2))).transpose(-1, -2)
+    if layout == "permuted" and len(shape) == 3:
+        return lib.tensor(np.ascontiguousarray(arr.transpose(2, 0, 1))).permute(1, 2, 0)
+    if layout == "stepped":
+        return lib.tensor(np.repeat(arr, 2, axis=-1))[..., ::2]
+    return lib.tensor(arr)
+
+
+def _significant_strides(t):
+    return tuple(s for n, s in zip(t.shape, t.stride()) if n > 1)
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "maximum"])
+def test_broadcast_results_follow_torchs_layout(name):
+    """Every pair of the shapes and layouts above: the result's strides (over dims longer
+    than 1, the ones that matter) are torch's, which follow the operands' layouts."""
+    wrong = []
+    for (sa, sb), (la, lb) in itertools.product(
+            itertools.product(_GRID_SHAPES, repeat=2), itertools.product(_GRID_LAYOUTS, repeat=2)):
+        try:
+            np.broadcast_shapes(sa, sb)
+        except ValueError:
+            continue
+        theirs = getattr(torch, name)(_laid_out(torch, sa, la), _laid_out(torch, sb, lb))
+        ours = getattr(ember, name)(_laid_out(ember, sa, la), _laid_out(ember, sb, lb))
+        if theirs.numel() and _significant_strides(ours) != _significant_strides(theirs):
+            wrong.append((sa, la, sb, lb, ours.stride(), theirs.stride()))
+    assert not wrong
