@@ -748,3 +748,25 @@ def test_fill_converts_the_value_as_torch_converts_a_scalar(dtype, value) -> Non
     assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
     np.testing.assert_array_equal(np.array(got).astype(np.float64),
                                   expected.double().numpy())
+
+
+MASK_LAYOUTS = [  # (source shape, permutation, index builder taking the module)
+    ((2, 2, 4), (2, 1, 0), lambda m: m.tensor([False, False, True, False])),
+    ((2, 2, 4), (2, 1, 0), lambda m: m.tensor([True, False, True, True])),
+    ((2, 3, 4), (2, 0, 1), lambda m: m.tensor([True, False, True, True])),
+    ((2, 3, 4), (2, 0, 1), lambda m: (slice(None), m.tensor([[True, False, True],
+                                                            [False, True, True]]))),
+    ((2, 3, 4), (1, 2, 0), lambda m: (m.tensor([True, False, True]), m.tensor([1, 0]))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MASK_LAYOUTS)))
+def test_mask_index_result_laid_out_as_torch(case: int) -> None:
+    # torch indexes with the mask's nonzero columns: the result's layout follows the source's
+    shape, perm, build = MASK_LAYOUTS[case]
+    arr = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    e = ember.from_numpy(arr).permute(*perm)
+    t = torch.from_numpy(arr.copy()).permute(*perm)
+    got, expected = e[build(ember)], t[build(torch)]
+    check(got, expected)
+    assert got.stride() == expected.stride()
