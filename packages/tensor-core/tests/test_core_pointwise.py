@@ -462,6 +462,8 @@ LERP_ERROR_ORDER = [  # (f(m), a phrase of torch's message): the error torch che
      "doesn't match the broadcast shape"),
     (lambda m: m.tensor(-8).lerp_(m.ones(2, 1, dtype=m.int64), 2),
      "doesn't match the broadcast shape"),
+    (lambda m: m.tensor([[1]]).expand(2, 1).lerp_(m.ones(2, 1, dtype=m.int64), 2),
+     "more than one element of the written-to tensor"),
     (lambda m: m.ones(2, dtype=m.int64).lerp_(m.ones(2, dtype=m.int64),
                                               m.tensor(0.5, dtype=m.float64)),
      "can't be cast to the desired output type"),

@@ -152,6 +152,7 @@ def _lerp_shapes(input: Tensor, end: Tensor, weight: Tensor | None, inplace_op: 
     shape = broadcast_shape("lerp_" if inplace_op else "lerp", *shapes)
     if inplace_op:
         check_inplace_shape("lerp_", input._data.shape, shape)
+        check_writable("lerp_", input)  # torch's iterator refuses overlap before the kernel
 
 
 def _lerp_operands(input: Any, end: Any, weight: Any, inplace_op: bool = False
