@@ -338,6 +338,25 @@ def test_in_place_on_leaf_and_view_of_leaf_refused() -> None:
     np.testing.assert_array_equal(np.array(x.detach()), 0)
 
 
+LEAF_WRITES_WITH_BAD_ARGUMENTS = [  # in-place ops whose own checks fail too
+    lambda m, x: x.index_copy_(-1, m.zeros(0, dtype=m.int64), m.ones((), dtype=m.float64)),
+    lambda m, x: x.index_add_(0, m.zeros(2, 2, dtype=m.int64), m.ones(2, dtype=m.float32)),
+    lambda m, x: x.index_fill_(0, m.tensor([0], dtype=m.int32), 1.0),
+    lambda m, x: x.scatter_(0, m.zeros(1, dtype=m.int64), m.ones(1, dtype=m.float64)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LEAF_WRITES_WITH_BAD_ARGUMENTS)))
+def test_in_place_on_leaf_refused_before_the_ops_checks(case: int) -> None:
+    # torch's autograd refuses the write before the op checks its arguments
+    fn = LEAF_WRITES_WITH_BAD_ARGUMENTS[case]
+    message = "a leaf Variable that requires grad is being used in an in-place operation."
+    with pytest.raises(RuntimeError, match=message):
+        fn(torch, torch.tensor(1.0, requires_grad=True))
+    with pytest.raises(RuntimeError, match=message):
+        fn(E, E.tensor(1.0, requires_grad=True))
+
+
 # programs whose gradient's layout follows the ops they ran, not the leaf's
 _GRAD_LAYOUTS = {
     "transposed product": lambda m, x: (x.t() * 2).sum(),

@@ -440,6 +440,99 @@ def test_op_errors(case: int) -> None:
     assert np.array_equal(np.array(e), np.array(before)) and e._version == 0
 
 
+# Inputs failing two or more of an op's checks at once: the error is the one torch checks
+# first (its type, and a phrase of its message). f(m) builds everything with module m.
+ERROR_ORDER = [
+    # index_copy: the index count against a 0-d source before the dtypes
+    (lambda m: m.index_copy(m.tensor(7.0), 0, m.zeros(0, dtype=m.int64),
+                            m.ones((), dtype=m.int16)), "When source is scalar"),
+    (lambda m: m.tensor(8.0, dtype=m.float64).index_copy_(
+        -1, m.zeros(0, dtype=m.int64), m.ones((), dtype=m.float32)), "When source is scalar"),
+    (lambda m: m.index_copy(m.ones(3), 0, m.zeros(2, 2, dtype=m.int32),
+                            m.ones(2, 2, dtype=m.int16)), "Index should have dimension"),
+    (lambda m: m.index_copy(m.ones(3), 0, m.zeros(2, dtype=m.int32),
+                            m.ones(2, 2, dtype=m.int16)), "dimensionality must match"),
+    (lambda m: m.index_copy(m.ones(3, 4), 0, m.zeros(2, dtype=m.int32), m.ones(2, 4)),
+     "Expected a long tensor for index"),
+    (lambda m: m.index_copy(m.ones(3, 4), 0, m.zeros(2, dtype=m.int64),
+                            m.ones(2, 3, dtype=m.float64)), "same dtype"),
+    (lambda m: m.index_copy(m.ones(3, 4), 0, m.zeros(2, dtype=m.int64), m.ones(2, 3)),
+     "same slice shapes"),
+    (lambda m: m.index_copy(m.ones(3, 4), 0, m.zeros(2, dtype=m.int64), m.ones(3, 4)),
+     "Number of indices (2)"),
+    (lambda m: m.ones(3, 4).index_copy_(0, m.tensor([5]), m.ones(1, 4)), "out of bounds"),
+    # index_add: source's size along dim is read before the shapes are compared
+    (lambda m: m.tensor(3.0).index_add_(0, m.zeros(0, dtype=m.int64), m.ones(()), alpha=2),
+     "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda m: m.index_add(m.tensor(1.0), -1, m.zeros(0, dtype=m.int64), m.ones(())),
+     "Dimension specified as 0"),
+    (lambda m: m.index_add(m.tensor(1.0), 0, m.zeros(0, dtype=m.int64),
+                           m.ones((), dtype=m.int16)), "must have the same scalar type"),
+    (lambda m: m.index_add(m.ones(3), 0, m.zeros(2, 2, dtype=m.int16),
+                           m.ones(2, dtype=m.int16)), "Index is supposed to be a vector"),
+    (lambda m: m.index_add(m.ones(3), 0, m.zeros(2, dtype=m.int16), m.ones(2, dtype=m.int16)),
+     "Expected dtype int32/int64 for index"),
+    (lambda m: m.index_add(m.ones(3, 4), 1, m.zeros(2, dtype=m.int32), m.ones(2)),
+     "Indexing dim 1 is out of bounds of the source"),
+    (lambda m: m.index_add(m.ones(3, 4), 1, m.zeros(2, dtype=m.int32), m.ones(4, 2)),
+     "source tensor shape must match"),
+    (lambda m: m.index_add(m.ones(()), 0, m.tensor([0, 0]), m.ones(2)),
+     "source tensor shape must match"),
+    (lambda m: m.index_add(m.ones(3), 0, m.tensor([0]), m.ones(())),
+     "source tensor shape must match"),
+    # index_select: the rank, the count for a 0-d input, the dtype, then the bounds, whose
+    # error depends on the path torch's CPU kernel takes
+    (lambda m: m.index_select(m.tensor(-6.0), 0, m.tensor([-1, 0, -1], dtype=m.int16)),
+     "Index to scalar can have only 1 value"),
+    (lambda m: m.index_select(m.tensor(-6.0), 0, m.tensor([[0]], dtype=m.int16)),
+     "Index is supposed to be a vector"),
+    (lambda m: m.index_select(m.tensor(-6.0), 0, m.tensor([0], dtype=m.int16)),
+     "Expected dtype int32 or int64"),
+    (lambda m: m.index_select(m.tensor([[3.0]]), -1, m.tensor([-1, 0])),
+     "INDICES element is out of DATA bounds"),
+    (lambda m: m.index_select(m.ones(2, 3, dtype=m.int64), 1, m.tensor([3])),
+     "INDICES element is out of DATA bounds"),
+    (lambda m: m.index_select(m.ones(2, 3).t(), 0, m.tensor([-1, 0])),
+     "index out of range in self"),
+    (lambda m: m.index_select(m.ones(3), 0, m.tensor([3])), "index out of range in self"),
+    (lambda m: m.index_select(m.ones(0, 2), 0, m.tensor([1])),
+     "self indexing axis dim should be positive"),
+    (lambda m: m.index_select(m.ones(0, 2), 1, m.tensor([2])),
+     "INDICES element is out of DATA bounds"),
+    # take_along_dim of a 0-d input along a dim reads that dim's size
+    (lambda m: m.take_along_dim(m.tensor(-1.5), m.tensor(0), 0), "Dimension specified as 0"),
+    (lambda m: m.take_along_dim(m.tensor(-1.5), m.tensor([0]), 0),
+     "should have the same number of dimensions"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERROR_ORDER)))
+def test_index_ops_check_in_torchs_order(case: int) -> None:
+    fn, phrase = ERROR_ORDER[case]
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    assert phrase in str(expected.value)
+    with pytest.raises(Exception) as got:
+        fn(ember)
+    assert type(got.value) is type(expected.value)
+    assert phrase in str(got.value)
+
+
+@pytest.mark.parametrize("source", [(), (1,), (2,)])
+def test_index_copy_into_0d_and_from_0d(source: tuple[int, ...]) -> None:
+    index = [0] * (source[0] if source else 1)
+    for x_shape in [(), (4,)]:
+        got = ember.index_copy(ember.zeros(x_shape), 0, ember.tensor(index),
+                               ember.full(source, 5.0))
+        check(got, torch.index_copy(torch.zeros(x_shape), 0, torch.tensor(index),
+                                    torch.full(source, 5.0)))
+
+
+def test_take_along_dim_of_0d_without_dim() -> None:
+    check(ember.take_along_dim(ember.tensor(-1.5), ember.tensor(0)),
+          torch.take_along_dim(torch.tensor(-1.5), torch.tensor(0)))
+
+
 def test_scatter_reduce_argument_is_deprecated_like_torch() -> None:
     e = ember.zeros(3)
     with pytest.warns(UserWarning, match="deprecated"):
@@ -655,3 +748,25 @@ def test_fill_converts_the_value_as_torch_converts_a_scalar(dtype, value) -> Non
     assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
     np.testing.assert_array_equal(np.array(got).astype(np.float64),
                                   expected.double().numpy())
+
+
+MASK_LAYOUTS = [  # (source shape, permutation, index builder taking the module)
+    ((2, 2, 4), (2, 1, 0), lambda m: m.tensor([False, False, True, False])),
+    ((2, 2, 4), (2, 1, 0), lambda m: m.tensor([True, False, True, True])),
+    ((2, 3, 4), (2, 0, 1), lambda m: m.tensor([True, False, True, True])),
+    ((2, 3, 4), (2, 0, 1), lambda m: (slice(None), m.tensor([[True, False, True],
+                                                            [False, True, True]]))),
+    ((2, 3, 4), (1, 2, 0), lambda m: (m.tensor([True, False, True]), m.tensor([1, 0]))),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MASK_LAYOUTS)))
+def test_mask_index_result_laid_out_as_torch(case: int) -> None:
+    # torch indexes with the mask's nonzero columns: the result's layout follows the source's
+    shape, perm, build = MASK_LAYOUTS[case]
+    arr = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    e = ember.from_numpy(arr).permute(*perm)
+    t = torch.from_numpy(arr.copy()).permute(*perm)
+    got, expected = e[build(ember)], t[build(torch)]
+    check(got, expected)
+    assert got.stride() == expected.stride()

@@ -446,3 +446,49 @@ def test_dispatches_its_primitive(name, fn):
     else:
         # torch records heaviside (its backward raises), not isclose
         assert op.differentiable == (name != "isclose")
+
+
+LERP_ERROR_ORDER = [  # (f(m), a phrase of torch's message): the error torch checks first
+    (lambda m: m.lerp(m.tensor([[1, 6, -3]]), m.ones(3, 1, 3, dtype=m.int64),
+                      m.tensor([1.0], dtype=m.float64)), "for `weight`"),
+    (lambda m: m.lerp(m.ones(2, dtype=m.int64), m.ones(3, dtype=m.int64),
+                      m.tensor([1], dtype=m.int64)), "must match the size"),
+    (lambda m: m.lerp(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64),
+                      m.tensor([1], dtype=m.int64)), '"lerp_kernel_tensor" not implemented'),
+    (lambda m: m.lerp(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64), 1),
+     '"lerp_kernel_scalar" not implemented'),
+    (lambda m: m.lerp(m.ones(2), m.ones(3, dtype=m.float64), m.tensor(1.0)), "for `end`"),
+    (lambda m: m.tensor(True).lerp_(m.tensor(True), m.tensor([True])),
+     "doesn't match the broadcast shape"),
+    (lambda m: m.tensor(-8).lerp_(m.ones(2, 1, dtype=m.int64), 2),
+     "doesn't match the broadcast shape"),
+    (lambda m: m.tensor([[1]]).expand(2, 1).lerp_(m.ones(2, 1, dtype=m.int64), 2),
+     "more than one element of the written-to tensor"),
+    (lambda m: m.ones(2, dtype=m.int64).lerp_(m.ones(2, dtype=m.int64),
+                                              m.tensor(0.5, dtype=m.float64)),
+     "can't be cast to the desired output type"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LERP_ERROR_ORDER)))
+def test_lerp_checks_in_torchs_order(case):
+    fn, phrase = LERP_ERROR_ORDER[case]
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    assert phrase in str(expected.value)
+    with pytest.raises(Exception) as got:
+        fn(ember)
+    assert type(got.value) is type(expected.value)
+    assert phrase in str(got.value)
+
+
+def test_lerp_promotes_with_a_0d_weight():
+    # a 0-d float weight takes part in the promotion: integer inputs give a float result
+    for weight in (0.25, 0.75):
+        got = ember.lerp(ember.tensor([1, 3]), ember.tensor([2, 8]),
+                         ember.tensor(weight, dtype=ember.float64))
+        expected = torch.lerp(torch.tensor([1, 3]), torch.tensor([2, 8]),
+                              torch.tensor(weight, dtype=torch.float64))
+        check(got, expected)
+    check(ember.lerp(ember.ones(2), ember.zeros(2), ember.tensor(0.5 + 1j)),
+          torch.lerp(torch.ones(2), torch.zeros(2), torch.tensor(0.5 + 1j)))

@@ -21,7 +21,7 @@ from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
 from ..dispatch import Op, register
-from ..dtypes import demangled_type_name
+from ..dtypes import demangled_type_name, scalar_type_name
 from ..tensor import Tensor
 from .conversion import cast
 from .copying import check_overlap, check_writable, write_out
@@ -135,7 +135,7 @@ def lerp_(self: Tensor, end: Tensor, weight: Any) -> Tensor:
     """In-place form of ``lerp``."""
     if _plain_lerp(self, end, weight):
         return _update(LERP_, (self, end, weight), None)
-    _, e, w = _lerp_operands(self, end, weight)
+    _, e, w = _lerp_operands(self, end, weight, True)
     return _update(LERP_, (self, e, w), None)
 
 
@@ -145,8 +145,24 @@ def _plain_lerp(input: Any, end: Any, weight: Any) -> bool:
             and end.device is input.device and plain_number(weight, input))
 
 
-def _lerp_operands(input: Any, end: Any, weight: Any) -> tuple[Tensor, Tensor, Any]:
-    """lerp's operands checked (torch requires one floating dtype) and on one device."""
+def _lerp_shapes(input: Tensor, end: Tensor, weight: Tensor | None, inplace_op: bool
+                 ) -> None:
+    """The operands broadcast together (and, in place, to self's shape)."""
+    shapes = [t._data.shape for t in (input, end, weight) if t is not None]
+    shape = broadcast_shape("lerp_" if inplace_op else "lerp", *shapes)
+    if inplace_op:
+        check_inplace_shape("lerp_", input._data.shape, shape)
+        check_writable("lerp_", input)  # torch's iterator refuses overlap before the kernel
+
+
+def _lerp_operands(input: Any, end: Any, weight: Any, inplace_op: bool = False
+                   ) -> tuple[Tensor, Tensor, Any]:
+    """lerp's operands checked in torch's order (end's dtype, a dimensioned weight's dtype,
+    the shapes, then the kernel's dtype) and cast to the result dtype on one device.
+
+    A 0-d weight tensor takes part in the promotion (an integer input with a 0-d float
+    weight computes in the weight's dtype, as torch's); the in-place form cannot change
+    self's dtype."""
     check_operand("lerp", "input", input, numbers=False)
     check_operand("lerp", "end", end, numbers=False)
     check_operand("lerp", "weight", weight)
@@ -154,16 +170,24 @@ def _lerp_operands(input: Any, end: Any, weight: Any) -> tuple[Tensor, Tensor, A
     if end.dtype is not dt:
         raise RuntimeError(f"lerp: expected dtype {demangled_type_name(dt)} for `end` but got "
                            f"dtype {demangled_type_name(end.dtype)}")
-    if dt.category < 2:
-        raise not_implemented("lerp_kernel_scalar", dt)
     if not isinstance(weight, Tensor):
+        _lerp_shapes(input, end, None, inplace_op)
+        if dt.category < 2:
+            raise not_implemented("lerp_kernel_scalar", dt)
         dev = common_device("lerp", input, end)
         return cast(input, dt, dev), cast(end, dt, dev), _scalar("lerp", weight, dt)
     if weight.dtype is not dt and weight._data.ndim:
         raise RuntimeError(f"lerp: expected dtype {demangled_type_name(dt)} for `weight` but "
                            f"got dtype {demangled_type_name(weight.dtype)}")
+    _lerp_shapes(input, end, weight, inplace_op)
+    common = _dt.result_type(input, end, weight)
+    if inplace_op and common is not dt:
+        raise RuntimeError(f"lerp_: result type {scalar_type_name(common)} can't be cast to "
+                           f"the desired output type {scalar_type_name(dt)}")
+    if common.category < 2:
+        raise not_implemented("lerp_kernel_tensor", common)
     dev = common_device("lerp", input, end, weight)
-    return cast(input, dt, dev), cast(end, dt, dev), cast(weight, dt, dev)
+    return cast(input, common, dev), cast(end, common, dev), cast(weight, common, dev)
 
 
 # ----------------------------------------------------------------------------- addcmul, addcdiv

@@ -39,12 +39,14 @@ from .index_checks import (
     at_least_1d,
     check_along_sizes,
     check_bounds,
-    check_source,
-    check_vector_index,
+    check_index_add,
+    check_index_copy,
+    check_index_select,
     fill_number,
     fill_operand,
     first_outside,
     index_tensor,
+    no_dimensions,
     same_dtype,
     tensor_arg,
     ufunc_at,
@@ -240,8 +242,26 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 # ----------------------------------------------------------------------------- index_*
 
+def _select_bounds(x: Any, index: Any, dim: int) -> None:
+    """torch's CPU bounds check of index_select: a RuntimeError from the paths that check
+    the whole index first (an input of 2 or more dims that is empty, or selected along dim
+    1), an IndexError ("index out of range in self") from the others."""
+    size = _size(x, dim)
+    if x.ndim > 1 and x.size == 0:
+        if index.size and size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    bad = first_outside(index, 0, size)
+    if bad is None:
+        return
+    if x.ndim > 1 and (x.size == 0 or dim == 1):
+        raise RuntimeError(f"index_select(): INDICES element is out of DATA bounds, id={bad} "
+                           f"axis_dim={size}")
+    raise IndexError(f"index_select(): index out of range in self (index {bad}, dimension "
+                     f"{dim} of size {size})")
+
+
 def _index_select(x: Any, index: Any, *, dim: int) -> Any:
-    check_bounds("index_select", index, _size(x, dim), dim, False, IndexError)
+    _select_bounds(x, index, dim)
     flat = index.reshape(-1)
     if x.ndim == 0:
         return x.reshape(1)[flat].reshape(())
@@ -262,14 +282,8 @@ INDEX_SELECT = register("index_select", _index_select, _index_select_meta, "libr
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None
                  ) -> Tensor:
     """torch.index_select: the slices of ``input`` along ``dim`` at the positions ``index``."""
-    idx = index_tensor("index_select", index, INT_OR_LONG, "index_select(): Expected dtype "
-                       "int32 or int64 for index", input.device)
     d = wrap_dim(as_dim(dim), input._data.ndim, "index_select")
-    n = idx._data.size
-    if input._data.ndim == 0 and n != 1:
-        raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
-                         f"{n} value(s)")
-    check_vector_index("index_select", idx)
+    idx = check_index_select("index_select", input, index)
     res = INDEX_SELECT.door((input, idx), {"dim": d})
     return res if out is None else write_out("index_select", out, res,
                                                   (input,), False)  # type: ignore[no-any-return]
@@ -314,11 +328,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
               ) -> Tensor:
     """torch.index_add: a copy of ``input`` with ``alpha * source`` added at the slices
     ``index`` along ``dim`` (duplicates accumulate)."""
-    idx = index_tensor("index_add", index, INT_OR_LONG, "index_add(): Expected dtype "
-                       "int32/int64 for index but got: {got}", input.device)
     d = wrap_dim(as_dim(dim), input._data.ndim, "index_add")
-    check_vector_index("index_add", idx)
-    check_source("index_add", input, source, idx, d)
+    idx = check_index_add("index_add", input, d, index, source)
     return INDEX_ADD.door((input, idx, source),  # type: ignore[no-any-return]
                           {"dim": d, "alpha": alpha})
 
@@ -326,11 +337,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """torch.index_copy: a copy of ``input`` with the slices ``index`` along ``dim``
     replaced by ``source``'s."""
-    idx = index_tensor("index_copy", index, LONG, "index_copy(): Expected a long tensor for "
-                       "index, but got {got}", input.device)
     d = wrap_dim(as_dim(dim), input._data.ndim, "index_copy")
-    check_vector_index("index_copy", idx)
-    check_source("index_copy", input, source, idx, d)
+    idx = check_index_copy("index_copy", input, d, index, source)
     return INDEX_COPY.door((input, idx, source), {"dim": d})  # type: ignore[no-any-return]
 
 
@@ -442,8 +450,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
             raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                                f"number of dimensions, but got {nd} dimensions for input, "
                                f"and {ni} dimensions for indices")
-        if nd:
-            broadcast_shape(op, _without(input._data.shape, d), _without(idx._data.shape, d))
+        if not nd:  # torch reads the size of dim d of the 0-d input
+            raise no_dimensions(op, d)
+        broadcast_shape(op, _without(input._data.shape, d), _without(idx._data.shape, d))
     res = TAKE_ALONG_DIM.door((input, idx), {"dim": d})
     return res if out is None else write_out(op, out, res)  # type: ignore[no-any-return]
 

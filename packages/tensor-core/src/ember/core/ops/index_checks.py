@@ -139,23 +139,97 @@ def check_vector_index(op: str, index: Tensor) -> None:
                          f"{list(index._data.shape)}")
 
 
-def check_source(op: str, input: Tensor, source: Any, index: Tensor, d: int) -> None:
-    """source: input's dtype and shape, except ``numel(index)`` slices along ``d``."""
+def no_dimensions(op: str, d: int) -> IndexError:
+    """torch's error for the size of dim ``d`` of a 0-d tensor."""
+    return IndexError(f"{op}(): Dimension specified as {d} but tensor has no dimensions")
+
+
+def _without_dim(shape: tuple[int, ...], d: int) -> list[int]:
+    return [n for i, n in enumerate(shape) if i != d]
+
+
+def check_index_add(op: str, input: Tensor, d: int, index: Any, source: Any) -> Tensor:
+    """The checks of index_add (torch's ``index_func_meta_impl``), in torch's order: the
+    index's rank, its dtype, source's dtype, ``d`` against source's rank, the index count
+    against ``source.size(d)``, then the shapes; returns the index."""
+    idx = tensor_arg(op, index, "index")
     tensor_arg(op, source, "source")
+    check_vector_index(op, idx)
+    index_tensor(op, idx, INT_OR_LONG, f"{op}(): Expected dtype int32/int64 for index but "
+                 "got: {got}", input.device)
     if source.dtype is not input.dtype:
         raise RuntimeError(f"{op}(): self ({scalar_type_name(input.dtype)}) and source "
                            f"({scalar_type_name(source.dtype)}) must have the same scalar type")
     if source.device is not input.device:
         raise device_mismatch(op, input.device, source.device)
-    xs, ss = input._data.shape or (1,), source._data.shape or (1,)
-    if len(ss) != len(xs) or any(a != b for i, (a, b) in enumerate(zip(xs, ss)) if i != d):
+    ss, xs = source._data.shape, input._data.shape
+    if d != 0 and d >= len(ss):
+        raise RuntimeError(f"{op}(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {len(ss)}")
+    n = idx._data.size
+    if n != (ss[d] if ss else 1):
+        if not ss:  # torch's message reads source.size(d) of the 0-d source
+            raise no_dimensions(op, d)
+        raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({ss[d]}), for dim: {d}")
+    both = bool(ss) and bool(xs)
+    if (_without_dim(xs, d) if both else list(xs)) != (_without_dim(ss, d) if both
+                                                        else list(ss)):
         raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, "
                            f"excluding the specified dimension. Got self.shape = {list(xs)} "
                            f"source.shape = {list(ss)}")
-    n = index._data.size
-    if ss[d] != n:
-        raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to "
-                           f"source.size(dim): ({ss[d]}), for dim: {d}")
+    return idx
+
+
+def check_index_copy(op: str, input: Tensor, d: int, index: Any, source: Any) -> Tensor:
+    """The checks of index_copy (torch's meta function), in torch's order: the index's
+    rank, its count against a 0-d source (or the ranks), the index's dtype, source's dtype,
+    the slice shapes, then the count against ``source.size(d)``; returns the index."""
+    idx = tensor_arg(op, index, "index")
+    tensor_arg(op, source, "source")
+    if idx._data.ndim > 1:
+        raise IndexError(f"{op}(): Index should have dimension 1 or 0 (got {idx._data.ndim})")
+    ss, xs = source._data.shape, input._data.shape
+    n = idx._data.size
+    if not ss and n != 1:
+        raise IndexError(f"{op}(): When source is scalar, index should have one element "
+                         f"(got {n})")
+    if ss and xs and len(ss) != len(xs):
+        raise IndexError(f"{op}(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({len(ss)}), "
+                         f"destination dimensionality ({len(xs)})")
+    index_tensor(op, idx, LONG, f"{op}(): Expected a long tensor for index, but got {{got}}",
+                 input.device)
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"{op}(): self and source expected to have the same dtype, but got "
+                           f"(self) {scalar_type_name(input.dtype)} and (source) "
+                           f"{scalar_type_name(source.dtype)}")
+    if source.device is not input.device:
+        raise device_mismatch(op, input.device, source.device)
+    xsl = _without_dim(xs, d) if xs else []
+    ssl = _without_dim(ss, d) if ss else []
+    if xsl != ssl:
+        raise RuntimeError(f"{op}(): Source/destination tensor must have same slice shapes. "
+                           f"Destination slice shape: {' '.join(map(str, xsl))} at dimension "
+                           f"{d} and source slice shape: {' '.join(map(str, ssl))} at "
+                           "dimension 0.")
+    if ss and n != ss[d]:
+        raise IndexError(f"{op}(): Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({ss[d]})")
+    return idx
+
+
+def check_index_select(op: str, input: Tensor, index: Any) -> Tensor:
+    """The checks of index_select, in torch's order: the index's rank, its count for a 0-d
+    input, then its dtype; returns the index."""
+    idx = tensor_arg(op, index, "index")
+    if idx._data.ndim > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    n = idx._data.size
+    if input._data.ndim == 0 and n != 1:
+        raise RuntimeError(f"{op}(): Index to scalar can have only 1 value, got {n} value(s)")
+    return index_tensor(op, idx, INT_OR_LONG, f"{op}(): Expected dtype int32 or int64 for "
+                        "index", input.device)
 
 
 def same_dtype(op: str, self: Tensor, other: Tensor, what: str = "src") -> None:

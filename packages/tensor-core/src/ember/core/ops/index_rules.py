@@ -30,7 +30,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..creation import from_numpy
 from ..device import xp_of
-from ..meta import MetaArray, broadcast_shapes, elementwise_strides
+from ..meta import MetaArray, broadcast_shapes, elementwise_strides, strided
 from ..tensor import Tensor
 from .conversion import cast
 from .index_checks import first_outside
@@ -421,7 +421,25 @@ def numpy_index(entries: list[Any]) -> tuple[Any, ...]:
 def get_advanced(v: Any, entries: list[Any]) -> Any:
     """``v[entries]`` (a copy), torch's errors for bad indices."""
     validate(v.shape, entries)
-    return row_major(v[numpy_index(entries)])
+    return _mask_layout(v, entries, row_major(v[numpy_index(entries)]))
+
+
+def _mask_layout(v: Any, entries: list[Any], out: Any) -> Any:
+    """``out`` laid out as torch lays out ``v[entries]`` where a mask is among them: torch
+    indexes with the mask's nonzero columns (1-D, row-major), so the layout is that of
+    those integer entries (which the meta rule, knowing no mask count, cannot give)."""
+    if not any(e is not None and e.dtype == np.bool_ for e in entries):
+        return out
+    columns: list[Any] = []
+    for e in entries:
+        if e is not None and e.dtype == np.bool_:
+            columns.extend(e.nonzero())
+        else:
+            columns.append(e)
+    from ..result_layouts import laid_out
+
+    strides = advanced_strides(v, columns, out.shape)
+    return laid_out(out, strided(out.shape, out.dtype, strides))
 
 
 def get_advanced_numpy(v: np.ndarray, entries: list[Any]) -> np.ndarray:
@@ -432,7 +450,7 @@ def get_advanced_numpy(v: np.ndarray, entries: list[Any]) -> np.ndarray:
     except IndexError:
         validate(v.shape, entries)
         raise
-    return row_major(out)
+    return _mask_layout(v, entries, row_major(out))
 
 
 def row_major(out: Any) -> Any:

@@ -28,6 +28,15 @@ def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
     return any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
 
+def refuse_leaf_writes(self: Tensor) -> None:
+    """torch's autograd refusal of an in-place write into a leaf that requires grad, which
+    torch makes before the op's own argument checks (views of leaves are refused where the
+    result is written back)."""
+    if self._requires_grad and self._grad_fn is None and self._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
 def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial"
             ) -> Callable[..., Tensor]:
     """Build ``name`` (e.g. ``clamp_``) from the out-of-place ``fn``.
@@ -40,12 +49,15 @@ def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial
     full = overlap == "partial"
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        recorded = in_graph(self, args)
+        if recorded:
+            refuse_leaf_writes(self)  # autograd's refusal comes before the op's own checks
         if overlap is not None and isinstance(self, Tensor):
             check_overlap(name, self, args, full)
             if kwargs:
                 check_overlap(name, self, kwargs.values(), full)
         src = self
-        if in_graph(self, args):
+        if recorded:
             refuse_view_writes(self)  # before the clone reads it
             src = clone(self)
         return assign_inplace(self, fn(src, *args, **kwargs), name)

@@ -30,6 +30,7 @@ from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
+from .geometry import view_strides
 from .operands import common_device, promote
 from .sorting import _I64, _SELF, _check_input, _keys
 
@@ -381,6 +382,22 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     return res if out is None else write_out("histc", out, res)
 
 
+def _check_flat_view(elements: Any, test: Tensor, promoted: Any) -> None:
+    """torch's CPU isin compares few test elements one by one, after ``view(-1)`` of them
+    in the promoted dtype: where no cast copies them and their layout has no flat view,
+    that view fails (a RuntimeError), as in torch."""
+    n_elements = elements._data.size if isinstance(elements, Tensor) else 1
+    n_test = test._data.size
+    if not n_elements or n_test >= int(10.0 * n_elements ** 0.145):
+        return  # torch returns early, or sorts (which flattens with a copy)
+    if isinstance(promoted, Tensor) and promoted.dtype is not test.dtype:
+        return
+    if view_strides(tuple(test._data.shape), tuple(test.stride()), (n_test,), 1) is None:
+        raise RuntimeError("isin(): view size is not compatible with input tensor's size and "
+                           "stride (at least one dimension spans across two contiguous "
+                           "subspaces). Use .reshape(...) instead.")
+
+
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
          invert: bool = False, out: Tensor | None = None) -> Tensor:
     """torch.isin: whether each of ``elements`` is in ``test_elements`` (compared in their
@@ -399,6 +416,8 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     a, b = _search_operands("isin", tensor, other)
     if tensor is not elements:
         a, b = b, a
+    if isinstance(test_elements, Tensor):
+        _check_flat_view(elements, test_elements, b)
     res = dispatch(ISIN, (a, b), {"invert": bool(invert)})
     return res if out is None else write_out("isin", out, res)
 

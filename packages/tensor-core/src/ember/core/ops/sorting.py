@@ -31,6 +31,7 @@ from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
+from .operands import not_implemented
 from .reduction_args import named, reduction_rule
 
 __all__: list[str] = []
@@ -178,10 +179,12 @@ def _median_all(x: Any, ignore_nan: bool) -> Any:
         elif nan.any():
             return xp.full((), np.nan, x.dtype)
     if flat.size == 0:
-        if x.dtype.kind != "f" and x.dtype != _BF16:
+        if x.dtype.kind in "iu":
+            # torch gives NaN cast to the integer dtype, undefined in C++ (INT64_MIN on x86)
             raise RuntimeError(f"median(): cannot take the median of an empty tensor of dtype "
                                f"{_dt.from_numpy_dtype(x.dtype)}")
-        return xp.full((), np.nan, x.dtype)
+        # NaN in the dtype, as torch fills it (True for bool, nan+0j for complex)
+        return xp.full((), np.nan).astype(x.dtype)
     m = (flat.size - 1) // 2
     return xp.partition(flat, m)[m:m + 1].reshape(()).astype(x.dtype)
 
@@ -270,6 +273,20 @@ def _check_input(op: str, input: Any, refuse: str = "complex", error: type = Run
         raise error(f"{op}(): not implemented for '{scalar_type_name(input.dtype)}' tensors")
 
 
+def _tensor_input(op: str, input: Any) -> Tensor:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input
+
+
+def _check_kernel(kernel: str, input: Tensor, refuse: str) -> None:
+    """torch's dtype dispatch of a selecting kernel, which runs after its shape checks:
+    complex (and bool where ``refuse`` says so) is not built."""
+    cat = input.dtype.category
+    if cat == 3 or (cat == 0 and refuse == "bool+complex"):
+        raise not_implemented(kernel, input.dtype)
+
+
 def _nonempty_dim(op: str, input: Tensor, dim: int) -> int:
     d = wrap_dim(dim, input._data.ndim, op)
     if input._data.ndim and input._data.shape[d] == 0:
@@ -320,12 +337,17 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
              out: Any = None) -> Any:
-    """torch.kthvalue: the ``k``-th smallest entry (1-based) along ``dim`` and its index."""
-    _check_input("kthvalue", input, "bool+complex", NotImplementedError)
+    """torch.kthvalue: the ``k``-th smallest entry (1-based) along ``dim`` and its index.
+
+    torch's order: the dim, its size, ``k``, then the dtype (a 0-d tensor, copied, takes
+    any dtype)."""
+    _tensor_input("kthvalue", input)
     d = _nonempty_dim("kthvalue", input, dim)
     if not 1 <= k <= _size(input, d):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
                            f"(k={k}, size {_size(input, d)})")
+    if input._data.ndim:
+        _check_kernel("kthvalue_cpu", input, "bool+complex")
     params = {"k": k, "dim": d, "keepdim": bool(keepdim)}
     return named(rt.kthvalue, "kthvalue", dispatch(KTHVALUE, (input,), params), out)
 
@@ -333,13 +355,18 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *,
 def _median(op: str, full: Any, by_dim: Any, kind: type) -> Any:
     def fn(input: Tensor, dim: int | None = None, keepdim: bool = False, *,
            out: Any = None) -> Any:
-        _check_input(op, input, "bool+complex", NotImplementedError)
+        # torch's order: without dim an empty input gives NaN in its dtype before the dtype
+        # dispatch; with dim, the dim and its size come before the dtype
+        _tensor_input(op, input)
         if dim is None:
             if keepdim:
                 raise TypeError(f'{op}() missing 1 required positional arguments: "dim"')
+            if input._data.size:
+                _check_kernel("median_cpu", input, "bool+complex")
             res = dispatch(full, (input,), None)
             return res if out is None else write_out(op, out, res)
         params = {"dim": _nonempty_dim("median", input, dim), "keepdim": bool(keepdim)}
+        _check_kernel("median_out", input, "bool+complex")
         return named(kind, op, dispatch(by_dim, (input,), params), out)
 
     fn.__name__ = fn.__qualname__ = op
@@ -356,8 +383,10 @@ nanmedian.__doc__ = """torch.nanmedian: ``median`` ignoring NaN (NaN only where 
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None) -> Any:
     """torch.mode: the most frequent value along ``dim`` (the smallest among equally frequent
     ones) and the index of its last occurrence."""
-    _check_input("mode", input, "complex", NotImplementedError)
+    _tensor_input("mode", input)
     params = {"dim": _nonempty_dim("mode", input, dim), "keepdim": bool(keepdim)}
+    if input._data.ndim and input._data.size:  # torch returns empty and 0-d inputs first
+        _check_kernel("mode_cpu", input, "complex")
     return named(rt.mode, "mode", dispatch(MODE, (input,), params), out)
 
 
