@@ -153,10 +153,10 @@ LOGADDEXP2, logaddexp2, _ = binary_op("logaddexp2", np.logaddexp2, result="float
 XLOGY, xlogy, _xlogy_ = binary_op("xlogy", special.xlogy, result="float", allowed="bif",
                                   inplace=True)
 _CMP: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "other",
-                        "inplace": True}
+                        "inplace": True, "overwrites": True}
 _BIT: dict[str, Any] = {"differentiable": False, "inplace": True}
 _LOGICAL: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "none",
-                            "inplace": True}
+                            "inplace": True, "writes_leaves": True}
 
 EQ, eq, _eq_ = binary_op("eq", np.equal, **_CMP)
 NE, ne, _ne_ = binary_op("ne", np.not_equal, **_CMP)
