@@ -338,7 +338,8 @@ FUNCTIONS = [
 
 def _methods() -> dict[str, Callable[..., Any]]:
     g = globals()
-    methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS}
+    # torch.rsub is a function only: Tensor has no rsub method (``__rsub__`` is the operator)
+    methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS if n != "rsub"}
     methods.update({n + "_": g[f"_{n}_"] for n in (  # made by binary_op(inplace=True)
         "mul", "floor_divide", "remainder", "fmod", "atan2", "hypot", "copysign", "xlogy", "eq",
         "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",
