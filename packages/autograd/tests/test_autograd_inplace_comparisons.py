@@ -67,7 +67,18 @@ def _scalar_other(lib: Any) -> Any:
     return x.grad, y
 
 
+def _view_written_by_comparison(lib: Any) -> Any:
+    x = _leaf(lib)
+    y = lib.tensor(np.array(1.5, dtype=np.float32))
+    y.greater_(x)
+    v = lib.tensor(np.array([-2.0, 1.728, 2.5], dtype=np.float32))[1:]
+    v.greater_(y)  # the view's base takes the comparison's history (CopySlices)
+    (v * lib.arange(2, dtype=v.dtype)).sum().backward()
+    return x.grad, v
+
+
 PROGRAMS: dict[str, Callable[[Any], Any]] = {
+    "view_written_by_comparison": _view_written_by_comparison,
     "overwritten": _overwritten,
     "other_requires_grad": _other_requires_grad,
     "greater_equal_after_atan2": _greater_equal_after_atan2,

@@ -401,12 +401,18 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
                 src = dispatch(_CLONE, (self,), None)
         # else (an in-place comparison): a value without history, which overwrites self's
         value = dispatch(functional, (src, *args[1:]), params)
-        own = INPLACE_FORMULAS.get(op.name)
-        if own is not None and value._grad_fn is not None:
-            value._grad_fn.formula = own
         node = None
+        if value._grad_fn is not None:
+            own = INPLACE_FORMULAS.get(op.name)
+            if own is not None:
+                value._grad_fn.formula = own
+        elif self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                        for a in args[1:]):
+            # zeros to self's old history and the operands (torch's EqBackward1), given to
+            # the value before a view's base takes it (CopySlices)
+            node = _overwrite_node(self, op.name, args[1:])
     below(_COPY_, (self, value), _WRITEBACK)
-    if node is not None:  # copy_: the new value is self's memory, with a copy's history
+    if node is not None:  # the new value is self's memory, with the node's history
         value = _alias(self)
         value._requires_grad = True
         value._grad_fn = node

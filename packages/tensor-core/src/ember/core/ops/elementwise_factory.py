@@ -86,8 +86,12 @@ def _binary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., An
     else the kernel's result copied in."""
     if isinstance(forward, np.ufunc):
         def inplace(x: Any, y: Any) -> Any:
-            # NumPy's default same_kind casting admits every cast the wrapper allowed
-            forward(x, y, x)
+            try:
+                forward(x, y, x)
+            except TypeError:
+                # NumPy's same_kind casting refuses some casts the wrapper allowed (int64
+                # into uint8, which torch wraps); it refuses before it writes
+                forward(x, y, x, casting="unsafe")
             return x
     else:
         def inplace(x: Any, y: Any) -> Any:
