@@ -184,7 +184,8 @@ def test_half_precision_accumulates_in_float32(name: str, dtype: str) -> None:
     lambda m: m.cumprod(m.tensor([1.5, 2.0]), 0, dtype=m.bool),
     lambda m: m.cumsum(m.tensor([1.5, 2.0]), 0, out=m.zeros(2, dtype=m.bool)),
     lambda m: m.cumsum(m.tensor([1.5, 2.0]), 3, dtype=m.bool),  # the dim is checked first
-    lambda m: m.zeros(1, 0, dtype=m.bool).cumsum_(-2),  # empty: copied, unchecked
+    lambda m: m.zeros(1, 0, dtype=m.bool).cumsum_(-2),  # empty and 0-d: copied, unchecked
+    lambda m: m.tensor(False).cumprod_(-1),
 ])
 def test_scans_refuse_bool_results(call: Any) -> None:
     try:
