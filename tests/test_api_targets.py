@@ -87,6 +87,15 @@ def test_tensor_methods():
     both(program)
 
 
+def test_tensor_has_no_public_attribute_torch_lacks():
+    # a program written against Ember must run on torch: x.rsub(y) is an AttributeError there
+    extra = {n for n in dir(ember.Tensor) if not n.startswith("_")} - set(dir(torch.Tensor))
+    assert not extra
+    with pytest.raises(AttributeError):
+        ember.tensor(1.0).rsub  # noqa: B018
+    assert ember.rsub(ember.tensor(3.0), 1.0).item() == torch.rsub(torch.tensor(3.0), 1.0).item()
+
+
 def test_in_place_and_data_attribute():
     def program(lib):
         x = _data(lib, 3)

@@ -770,3 +770,27 @@ def test_mask_index_result_laid_out_as_torch(case: int) -> None:
     got, expected = e[build(ember)], t[build(torch)]
     check(got, expected)
     assert got.stride() == expected.stride()
+
+
+MASKED_LAYOUTS: list[Callable[[Any, Any], Any]] = [
+    lambda m, x: x[m.tensor([False, False, True, False])],
+    lambda m, x: x[m.tensor([True, False, True, True])],
+    lambda m, x: x[m.tensor([[True, False], [False, True], [True, True], [False, False]])],
+    lambda m, x: x[:, m.tensor([True, False])],
+    lambda m, x: x[..., m.tensor([False, True])],
+    lambda m, x: x[m.tensor([True, True, False, True]), :, m.tensor([1, 0, 1])],
+    lambda m, x: x.transpose(0, 1)[m.tensor([True, True])],
+    lambda m, x: x[m.tensor([False] * 4)],
+    lambda m, x: x.contiguous()[m.tensor([True, False, True, True])],
+]
+
+
+@pytest.mark.parametrize("index", MASKED_LAYOUTS)
+def test_mask_results_are_laid_out_as_torch(index: Callable[[Any, Any], Any]) -> None:
+    # torch indexes with the mask's nonzero columns: the result keeps the source's order of
+    # the dims it keeps (no meta rule knows a mask's count, so the kernel lays it out)
+    values = random_array((2, 2, 4), "float64", np.random.default_rng(0))
+    got = index(ember, ember.tensor(values).permute(2, 1, 0))
+    expected = index(torch, torch.tensor(values).permute(2, 1, 0))
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert got.stride() == expected.stride() and got.is_contiguous() == expected.is_contiguous()

@@ -120,6 +120,17 @@ def test_sinc_at_integers_and_zero():
     run(lambda L, x: L.sinc(x), [from_numpy(np.array([0.0, 1e-20, -1e-30]), "float64")])
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sinc_of_16_bit_floats_computes_in_float32(dtype):
+    # torch rounds only the result: sinc(-3) is -0.0 in float16 (its reciprocal -inf)
+    values = np.concatenate([np.arange(-4, 5), np.linspace(-10, 10, 2001)]).astype(np.float32)
+    e, t = from_numpy(values, dtype)
+    assert np.array_equal(ember.sinc(e).float().numpy(), torch.sinc(t).float().numpy())
+    assert np.array_equal(e.clone().sinc_().float().numpy(), t.clone().sinc_().float().numpy())
+    e, t = from_numpy(np.array([-3.0]), "float16")
+    assert ember.sinc(e).reciprocal().tolist() == torch.sinc(t).reciprocal().tolist()
+
+
 # ----------------------------------------------------------------------------- broadcasting
 
 BROADCAST = [((3, 4), (4,), (3, 1)), ((2, 1, 4), (3, 1), ()), ((), (3,), (2, 1)),

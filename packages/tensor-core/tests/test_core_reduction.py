@@ -177,6 +177,29 @@ def test_half_precision_accumulates_in_float32(name: str, dtype: str) -> None:
     compare(CALLS[name], e, t)
 
 
+@pytest.mark.parametrize("call", [
+    lambda m: m.tensor([True, False]).cumsum_(0),
+    lambda m: m.tensor([[False]]).cumprod_(1),
+    lambda m: m.cumsum(m.tensor([1, 2]), 0, dtype=m.bool),
+    lambda m: m.cumprod(m.tensor([1.5, 2.0]), 0, dtype=m.bool),
+    lambda m: m.cumsum(m.tensor([1.5, 2.0]), 0, out=m.zeros(2, dtype=m.bool)),
+    lambda m: m.cumsum(m.tensor([1.5, 2.0]), 3, dtype=m.bool),  # the dim is checked first
+    lambda m: m.zeros(1, 0, dtype=m.bool).cumsum_(-2),  # empty and 0-d: copied, unchecked
+    lambda m: m.tensor(False).cumprod_(-1),
+])
+def test_scans_refuse_bool_results(call: Any) -> None:
+    try:
+        expected = call(torch)
+    except Exception as exc:
+        with pytest.raises(Exception) as raised:
+            call(ember)
+        assert type(raised.value) is type(exc)
+        if type(exc) is NotImplementedError:
+            assert str(raised.value) == str(exc)
+        return
+    assert call(ember).shape == expected.shape
+
+
 def test_logsumexp_is_stable() -> None:
     e, t = make_pair((3, 7), "float32", low=500.0, high=1000.0)
     check(ember.logsumexp(e, 1), torch.logsumexp(t, 1))

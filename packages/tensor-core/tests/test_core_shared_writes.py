@@ -63,6 +63,27 @@ WRITES: list[tuple[str, Callable[[Any], tuple[Any, Any]], Callable[[Any, Any], A
     ("lerp_", _expanded, lambda m, e: e.lerp_(m.ones(3), 0.5)),
     ("add_ of a row", _rows, lambda m, e: e[1].add_(1)),
     ("out=", _expanded, lambda m, e: m.add(m.ones(3), 1, out=e)),
+    # torch zeros the triangle's complement in place through up to 3 dims (a shared element
+    # any alias of which lies outside the triangle becomes 0), copies larger batches back
+    ("triu_", lambda m: (lambda b: (b, b.expand(1, 2)))(m.tensor([[2.]])),
+     lambda m, e: e.triu_(-1)),
+    ("tril_", lambda m: (lambda b: (b, b.expand(2, 1)))(m.tensor([[2.5]])),
+     lambda m, e: e.tril_(1)),
+    ("tril_ of rows", lambda m: (lambda b: (b, b.expand(3, 2)))(m.tensor([[2.5, 1.]])),
+     lambda m, e: e.tril_(0)),
+    ("triu_ batch", lambda m: (lambda b: (b, b.expand(2, 2, 2)))(m.tensor([[[1., 2.], [3., 4.]]])),
+     lambda m, e: e.triu_(0)),
+    ("tril_ 4-d, first dim expanded", lambda m: (lambda b: (b, b.expand(2, 1, 2, 2)))(
+        m.tensor([[[[1., 2.], [3., 4.]]]])), lambda m, e: e.tril_(0)),
+    ("tril_ 4-d, second dim expanded", lambda m: (lambda b: (b, b.expand(1, 2, 2, 2)))(
+        m.tensor([[[[1., 2.], [3., 4.]]]])), lambda m, e: e.tril_(0)),
+    # torch's memory check comes before the dtype checks of the in-place binary ops
+    ("bitwise_or_ float", _expanded, lambda m, e: e.bitwise_or_(e)),
+    ("__irshift__ float", _expanded, lambda m, e: e.__irshift__(e)),
+    ("bitwise_left_shift_ float16", lambda m: (lambda b: (b, b.expand(2, 4)))(
+        m.zeros(1, 1, dtype=m.float16)), lambda m, e: e.bitwise_left_shift_(m.tensor(8.))),
+    ("gt_ complex", lambda m: (lambda b: (b, b.expand(3)))(m.zeros(1, dtype=m.complex64)),
+     lambda m, e: e.gt_(m.ones(3))),
     ("size-0 fill_", lambda m: (lambda b: (b, b.expand(3, 0)))(m.zeros(1, 0)),
      lambda m, e: e.fill_(1.)),
     ("size-0 add_", lambda m: (lambda b: (b, b.expand(0, 3)))(m.zeros(0, 1)),

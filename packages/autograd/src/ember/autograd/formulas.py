@@ -39,8 +39,8 @@ from .formula import (
     own,
 )
 
-__all__ = ["Formula", "FORMULAS", "missing_formula", "OVERWRITE", "COPY", "COPY_SLICES",
-           "VIEW_OF_BASE"]
+__all__ = ["Formula", "FORMULAS", "INPLACE_FORMULAS", "missing_formula", "OVERWRITE", "COPY",
+           "COPY_SLICES", "VIEW_OF_BASE"]
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -52,6 +52,14 @@ F = Formula
 
 
 def _zero(n: Any, g: Any) -> tuple[Any, ...]:
+    return (ew.zeros(g),)
+
+
+def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
+    # torch's sgn_backward reads the input and the result (for complex inputs), so that
+    # an in-place write into either since refuses the backward
+    n.saved(0)
+    n.result()
     return (ew.zeros(g),)
 
 
@@ -108,7 +116,7 @@ _CORE: dict[str, Formula] = {
     "neg": F(lambda n, g: (-g,)),
     "abs": F(lambda n, g: (g * n.saved(0).sgn(),), X),
     "sign": F(_zero),
-    "sgn": F(_zero),
+    "sgn": F(_sgn, X, result=R),
     "floor": F(_zero),
     "ceil": F(_zero),
     "trunc": F(_zero),
@@ -160,7 +168,13 @@ FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORM
                                 **ix.FORMULAS, **la.FORMULAS}
 
 # Nodes autograd makes itself for in-place writes (not ops of the registry).
-OVERWRITE = Formula(lambda n, g: (ew.zeros(g),))
+# in-place forms whose derivative torch does not implement (their functional forms have
+# one): the node the functional op records gets this formula instead
+INPLACE_FORMULAS: dict[str, Formula] = {
+    f"{name}_": missing_formula(f"inplace version of {name}")
+    for name in ("acosh", "asinh", "atanh")
+}
+OVERWRITE = Formula(lambda n, g: (ew.zeros(g),) * len(n.next))
 COPY = Formula(lambda n, g: (ew.zeros(g) if ew.needs(n, 0) else None, g))
 COPY_SLICES = Formula(vw.copy_slices)
 VIEW_OF_BASE = Formula(vw.view_of_base)

@@ -34,7 +34,7 @@ from ember.core.tensor import (
 )
 
 from . import anomaly_mode
-from .formulas import FORMULAS, Formula, missing_formula
+from .formulas import FORMULAS, INPLACE_FORMULAS, Formula, missing_formula
 from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
 
 __all__ = ["step", "node_class", "synthetic_node", "set_formula", "history"]
@@ -390,22 +390,35 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     else:
         functional = op.functional
         assert functional is not None  # every differentiable in-place op names one
-        f = formula_of(functional)
-        saved = f.saved
-        if not isinstance(saved, tuple):
-            saved = saved(tuple(a if isinstance(a, Tensor) and a._requires_grad else None
-                                for a in args))
-        src = dispatch(_CLONE, (self,), None) if 0 in saved else self
+        src = self
+        if functional.differentiable:
+            f = formula_of(functional)
+            saved = f.saved
+            if not isinstance(saved, tuple):
+                saved = saved(tuple(a if isinstance(a, Tensor) and a._requires_grad else None
+                                    for a in args))
+            if 0 in saved:
+                src = dispatch(_CLONE, (self,), None)
+        # else (an in-place comparison): a value without history, which overwrites self's
         value = dispatch(functional, (src, *args[1:]), params)
         node = None
+        if value._grad_fn is not None:
+            own = INPLACE_FORMULAS.get(op.name)
+            if own is not None:
+                value._grad_fn.formula = own
+        elif self._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                        for a in args[1:]):
+            # zeros to self's old history and the operands (torch's EqBackward1), given to
+            # the value before a view's base takes it (CopySlices)
+            node = _overwrite_node(self, op.name, args[1:])
     below(_COPY_, (self, value), _WRITEBACK)
-    if node is not None:  # copy_: the new value is self's memory, with a copy's history
+    if node is not None:  # the new value is self's memory, with the node's history
         value = _alias(self)
         value._requires_grad = True
         value._grad_fn = node
     if base is not None and (value._requires_grad or base._requires_grad):
         _copy_slices(base, self, value)
-    _rebase(self, value, op.name)
+    _rebase(self, value, op.name, () if op is _COPY_ else args[1:])
     if not had_grad and root._requires_grad:
         _mark_views(root, (root, self, value))
     return self
@@ -427,14 +440,17 @@ def _check_writable_in_graph(self: Tensor) -> Tensor | None:
     return base
 
 
-def _rebase(self: Tensor, value: Tensor, opname: str) -> None:
-    """``self`` now holds ``value``: it takes value's history."""
+def _rebase(self: Tensor, value: Tensor, opname: str, reads: tuple[Any, ...] = ()) -> None:
+    """``self`` now holds ``value``: it takes value's history. ``reads``: the op's other
+    operands, which a value without history (an in-place comparison's) still depends on."""
     node = value._grad_fn
     if node is None:
-        if not self._requires_grad:
+        if not self._requires_grad and not any(
+                isinstance(a, Tensor) and a._requires_grad for a in reads):
             return
-        # overwritten by a value without history: gradient stops here (zeros, as in torch)
-        node = _overwrite_node(self, opname)
+        # overwritten by a value without history: gradient stops here (zeros to self's old
+        # history and to the operands, as torch's eq_ formula gives)
+        node = _overwrite_node(self, opname, reads)
         nr = 0
     else:
         m = value._ag
@@ -490,10 +506,17 @@ def _camel(opname: str) -> str:
     return "".join(p.capitalize() for p in re.split(r"_+", opname) if p)
 
 
-def _overwrite_node(self: Tensor, opname: str) -> Node:
+def _overwrite_node(self: Tensor, opname: str, operands: tuple[Any, ...] = ()) -> Node:
+    """The node of ``self`` overwritten by a value without history (``operands``: the op's
+    others, those that require grad get zeros too)."""
+    reads = tuple(a for a in operands if isinstance(a, Tensor) and a._requires_grad)
     from .formulas import OVERWRITE
 
-    return synthetic_node(f"{_camel(opname)}Backward0", OVERWRITE, (self,))
+    # torch's overload number: 1 for an op of two tensors (eq_.Tensor), else 0 (eq_.Scalar)
+    overload = int(any(isinstance(a, Tensor) for a in operands))
+    node = synthetic_node(f"{_camel(opname)}Backward{overload}", OVERWRITE, (self, *reads))
+    node.args = (None,) * (1 + len(reads))  # the formula reads no values
+    return node
 
 
 def _copy_slices(base: Tensor, view: Tensor, value: Tensor) -> None:

@@ -153,10 +153,10 @@ LOGADDEXP2, logaddexp2, _ = binary_op("logaddexp2", np.logaddexp2, result="float
 XLOGY, xlogy, _xlogy_ = binary_op("xlogy", special.xlogy, result="float", allowed="bif",
                                   inplace=True)
 _CMP: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "other",
-                        "inplace": True}
+                        "inplace": True, "overwrites": True}
 _BIT: dict[str, Any] = {"differentiable": False, "inplace": True}
 _LOGICAL: dict[str, Any] = {"result": "bool", "differentiable": False, "scalars": "none",
-                            "inplace": True}
+                            "inplace": True, "writes_leaves": True}
 
 EQ, eq, _eq_ = binary_op("eq", np.equal, **_CMP)
 NE, ne, _ne_ = binary_op("ne", np.not_equal, **_CMP)
@@ -338,7 +338,8 @@ FUNCTIONS = [
 
 def _methods() -> dict[str, Callable[..., Any]]:
     g = globals()
-    methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS}
+    # torch.rsub is a function only: Tensor has no rsub method (``__rsub__`` is the operator)
+    methods: dict[str, Callable[..., Any]] = {n: g[n] for n in FUNCTIONS if n != "rsub"}
     methods.update({n + "_": g[f"_{n}_"] for n in (  # made by binary_op(inplace=True)
         "mul", "floor_divide", "remainder", "fmod", "atan2", "hypot", "copysign", "xlogy", "eq",
         "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",

@@ -108,11 +108,12 @@ def overlapping(arr: Any) -> bool:
 
 
 # The writes torch makes into memory that several elements share (an expanded tensor):
-# fill_ and zero_ silently, the indexed writes with a deprecation warning naming the op
-# and the indexing it applies to. Every other write (copy_, arithmetic in place, random
+# fill_ and zero_ silently, tril_ and triu_ silently where torch writes their zeros in
+# place (``_triangle_in_place``), the indexed writes with a deprecation warning naming the
+# op and the indexing it applies to. Every other write (copy_, arithmetic in place, random
 # fills, scatter_, out=, a basic-indexing assignment) refuses.
 _SHARED_WRITES: dict[str, tuple[str, str] | None] = {
-    "fill_": None, "zero_": None,
+    "fill_": None, "zero_": None, "tril_": None, "triu_": None,
     "index_put_": ("index_put_", "tensor[indices] = tensor"),
     "masked_fill_": ("masked_fill_", "tensor[mask] = scalar"),
     "index_fill_": ("index_fill_", "tensor[mask] = scalar"),
@@ -128,7 +129,7 @@ def check_writable(op: str, t: Tensor, like: str | None = None) -> bool:
     data = t._data
     if 0 in data.strides and overlapping(data):
         rule = like or op
-        if rule not in _SHARED_WRITES:
+        if rule not in _SHARED_WRITES or (rule in _TRIANGLES and not _triangle_in_place(data)):
             raise shared_write_error(op)
         deprecated = _SHARED_WRITES[rule]
         if deprecated is not None:
@@ -138,6 +139,28 @@ def check_writable(op: str, t: Tensor, like: str | None = None) -> bool:
                           stacklevel=3)
         return True
     return False
+
+
+_TRIANGLES = ("tril_", "triu_")
+
+
+def _triangle_in_place(arr: Any) -> bool:
+    """Whether torch's tril_/triu_ zero ``arr``'s elements in place (its
+    checkTrilTriuBatchContiguous with zero strides allowed): up to 3 dims, or batch dims
+    laid out as a contiguous batch of matrices (the first may be expanded). Elsewhere it
+    computes into a copy and copies that back, which refuses shared memory."""
+    ndim = arr.ndim
+    if ndim <= 3:
+        return True
+    shape, strides = arr.shape, meta.element_strides(arr)
+    expected = shape[-1] * shape[-2]
+    for i in range(ndim - 3, -1, -1):
+        if i == 0 and (strides[0] == 0 or shape[0] == 1):
+            continue
+        if strides[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
 
 
 def shared_write_error(op: str) -> RuntimeError:
@@ -333,6 +356,8 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     from ..factory_args import parse_size
 
     size = parse_size(sizes, "resize_")
+    if self._requires_grad:  # even to its own shape, and in no_grad mode, as torch
+        raise RuntimeError("cannot resize variables that require grad")
     if size == self._data.shape:
         return self
     return dispatch(RESIZE_, (self,), {"size": size})  # type: ignore[no-any-return]

@@ -21,9 +21,9 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
-from ..dispatch import Op, register
+from ..dispatch import Op, grad_mode, register, steps
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
-from ..tensor import Tensor
+from ..tensor import Tensor, refuse_leaf_writes, refuse_view_writes
 from .conversion import cast
 from .copying import check_castable, check_overlap, check_writable, write_out, write_out_exact
 from .operands import (
@@ -86,8 +86,12 @@ def _binary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., An
     else the kernel's result copied in."""
     if isinstance(forward, np.ufunc):
         def inplace(x: Any, y: Any) -> Any:
-            # NumPy's default same_kind casting admits every cast the wrapper allowed
-            forward(x, y, x)
+            try:
+                forward(x, y, x)
+            except TypeError:
+                # NumPy's same_kind casting refuses some casts the wrapper allowed (int64
+                # into uint8, which torch wraps); it refuses before it writes
+                forward(x, y, x, casting="unsafe")
             return x
     else:
         def inplace(x: Any, y: Any) -> Any:
@@ -130,9 +134,26 @@ def _unary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., Any
     return inplace
 
 
-def _inplace_op(op: Op, kernel: Callable[..., Any]) -> Op:
-    return register(op.name + "_", kernel, _same_first, "elementwise", op.differentiable,
+def _inplace_op(op: Op, kernel: Callable[..., Any], differentiable: bool | None = None) -> Op:
+    return register(op.name + "_", kernel, _same_first, "elementwise",
+                    op.differentiable if differentiable is None else differentiable,
                     mutates=True, functional=op, arg_names=op.arg_names)
+
+
+def check_inplace_target(op: str, self: Tensor, other: Any, leaves: bool = True) -> None:
+    """The checks torch makes of an in-place write into ``self`` before its dtype checks:
+    autograd's refusals (``leaves``: of leaves that require grad, and views of them), then
+    memory that elements of ``self`` share, then ``other``'s shape against ``self``'s (the
+    slow path of the in-place methods: the fast one has no dtype check to come first)."""
+    if leaves and (self._requires_grad or isinstance(other, Tensor) and other._requires_grad) \
+            and grad_mode.enabled and not grad_mode.inference and steps.autograd is not None:
+        refuse_view_writes(self)
+        refuse_leaf_writes(self)
+    check_writable(op, self)
+    if other.__class__ is Tensor or isinstance(other, Tensor):
+        shape = other._data.shape
+        if shape != self._data.shape:
+            check_inplace_shape(op, self._data.shape, shape)
 
 
 # ----------------------------------------------------------------------------- binary
@@ -140,6 +161,7 @@ def _inplace_op(op: Op, kernel: Callable[..., Any]) -> Op:
 def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
               differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
               scalars: str = "any", refusals: Refusals | None = None, inplace: bool = False,
+              overwrites: bool = False, writes_leaves: bool = False,
               scale: Callable[..., Any] | None = None,
               arg_names: tuple[str, str] = ("self", "other"),
               rule: Callable[..., Any] | None = None
@@ -151,7 +173,10 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     computes the op for ('b'ool, 'i'nt, 'f'loat, 'c'omplex), checked on the promoted dtype;
     others raise torch's NotImplementedError naming ``kernel``, or the error ``refusals`` gives
     for that kind. ``scalars``: which operands may be Python numbers: 'any', 'other' (input
-    must be a Tensor) or 'none'. ``inplace``: also register ``name_`` and build the method.
+    must be a Tensor) or 'none'. ``inplace``: also register ``name_`` and build the method;
+    ``overwrites``: autograd records ``name_`` of a non-differentiable op as an overwrite of
+    ``self`` (torch's comparisons in place: zero gradients, its refusals of leaves);
+    ``writes_leaves``: torch records nothing of ``name_``, not even its refusal of leaves.
     ``scale``: the in-place method takes ``alpha`` (``add_``, ``sub_``), and
     ``scale(self, other, alpha)`` gives ``alpha * other``. ``arg_names``: the operands'
     names in torch's schema (``grad_fn._saved_<name>``). ``rule``: the meta rule, where
@@ -167,8 +192,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     accepted = tuple(kind in allowed for kind in _KIND)  # by dtype category
     to_float = result == "float"
 
-    def resolve(input: Any, other: Any) -> tuple[Any, Any, _dt.dtype]:
-        """The operands promoted and checked, and the dtype the op computes in."""
+    result_dtype = _dt.bool if result == "bool" else None
+
+    def resolve(input: Any, other: Any, into: _dt.dtype | None = None
+                ) -> tuple[Any, Any, _dt.dtype]:
+        """The operands promoted and checked, and the dtype the op computes in. ``into``:
+        the dtype an in-place op writes into, whose cast check comes first in torch (before
+        the kernel's dtype check)."""
         if scalars_checked and not (input.__class__ is Tensor and (
                 tensor_first or other.__class__ is Tensor)):
             _check_scalars(name, scalars, input, other)
@@ -186,6 +216,12 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                 x = _BF16_NP.type(x)
             if y.__class__ in _NUMBERS:
                 y = _BF16_NP.type(y)
+        if into is not None:
+            # the result type torch checks: the float a true division of integers gives, or
+            # the promoted dtype where the kernel will refuse it
+            floats = to_float and category < 2 and accepted[category]
+            check_castable(name + "_", result_dtype or (
+                _dt.get_default_dtype() if floats else dt), into)
         if not accepted[category]:
             check_allowed(kernel_name, allowed, dt, refusals)
         if to_float and category < 2:
@@ -225,8 +261,7 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
     spec = spec_of(checks_itself(fn))
     if not inplace:
         return op, fn, None
-    op_ = _inplace_op(op, _binary_inplace_kernel(forward, computed))
-    result_dtype = _dt.bool if result == "bool" else None
+    op_ = _inplace_op(op, _binary_inplace_kernel(forward, computed), overwrites or None)
 
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         if engaged.count and overriding():
@@ -246,8 +281,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                 and self.dtype in plain and self.device is other.device:
             y = other
         else:
-            _, y, dt = resolve(self, other)
-            check_castable(name + "_", result_dtype or dt, self.dtype)
+            check_inplace_target(name + "_", self, other, not writes_leaves)
+            _, y, _ = resolve(self, other, self.dtype)
         data = self._data
         if data.__class__ is not _NDARRAY and 0 in data.strides:
             check_writable(name + "_", self)  # NumPy refuses writes into expanded arrays itself

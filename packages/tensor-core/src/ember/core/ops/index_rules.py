@@ -31,6 +31,7 @@ from .. import dtypes as _dt
 from ..creation import from_numpy
 from ..device import xp_of
 from ..meta import MetaArray, broadcast_shapes, elementwise_strides, strided
+from ..result_layouts import laid_out
 from ..tensor import Tensor
 from .conversion import cast
 from .index_checks import first_outside
@@ -421,25 +422,7 @@ def numpy_index(entries: list[Any]) -> tuple[Any, ...]:
 def get_advanced(v: Any, entries: list[Any]) -> Any:
     """``v[entries]`` (a copy), torch's errors for bad indices."""
     validate(v.shape, entries)
-    return _mask_layout(v, entries, row_major(v[numpy_index(entries)]))
-
-
-def _mask_layout(v: Any, entries: list[Any], out: Any) -> Any:
-    """``out`` laid out as torch lays out ``v[entries]`` where a mask is among them: torch
-    indexes with the mask's nonzero columns (1-D, row-major), so the layout is that of
-    those integer entries (which the meta rule, knowing no mask count, cannot give)."""
-    if not any(e is not None and e.dtype == np.bool_ for e in entries):
-        return out
-    columns: list[Any] = []
-    for e in entries:
-        if e is not None and e.dtype == np.bool_:
-            columns.extend(e.nonzero())
-        else:
-            columns.append(e)
-    from ..result_layouts import laid_out
-
-    strides = advanced_strides(v, columns, out.shape)
-    return laid_out(out, strided(out.shape, out.dtype, strides))
+    return _laid_out(v, entries, v[numpy_index(entries)])
 
 
 def get_advanced_numpy(v: np.ndarray, entries: list[Any]) -> np.ndarray:
@@ -450,7 +433,30 @@ def get_advanced_numpy(v: np.ndarray, entries: list[Any]) -> np.ndarray:
     except IndexError:
         validate(v.shape, entries)
         raise
-    return _mask_layout(v, entries, row_major(out))
+    return _laid_out(v, entries, out)  # type: ignore[no-any-return]
+
+
+def _laid_out(v: Any, entries: list[Any], out: Any) -> Any:
+    """The result of ``v[entries]`` laid out as torch lays it out. With a bool mask among
+    the entries no meta rule can (the result's shape depends on the mask's values), so the
+    kernel does: torch indexes with the mask's nonzero columns, whose layout
+    ``advanced_strides`` gives. Integer entries alone are row-major here; the kernel step
+    lays them out by the meta rule."""
+    masked = False
+    for e in entries:
+        if e is not None and e.dtype == np.bool_:
+            masked = True
+            break
+    if not masked:
+        return row_major(out)
+    if v.flags.c_contiguous and sum(e is not None for e in entries) == 1:
+        # one mask over a row-major source: row-major, as in torch (NumPy gives an empty
+        # result zero strides)
+        return row_major(out) if out.size else laid_out(out, MetaArray(out.shape, out.dtype))
+    columns: list[Any] = []
+    for e in entries:
+        columns.extend(e.nonzero() if e is not None and e.dtype == np.bool_ else (e,))
+    return laid_out(out, strided(out.shape, out.dtype, advanced_strides(v, columns, out.shape)))
 
 
 def row_major(out: Any) -> Any:

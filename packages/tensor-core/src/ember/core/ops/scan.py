@@ -122,6 +122,10 @@ def _cumulative(op: Op, input: Tensor, dim: Any, dtype: Any, out: Tensor | None)
     check_input(op.name, input)
     params = {"dim": one_dim(op.name, dim, input._data.ndim),
               "dtype": None if dtype is None else _dt.to_dtype(dtype)}
+    # torch has no bool kernel: a bool result (``dtype``, ``out`` or in place) refuses
+    computes_in = params["dtype"] or (None if out is None else getattr(out, "dtype", None))
+    if computes_in is _dt.bool and input._data.ndim and input._data.size:  # 0-d, empty: copied
+        raise not_implemented(f"{op.name}_out_cpu", _dt.bool)
     return with_out(dispatch(op, (input,), params), op.name, out)
 
 

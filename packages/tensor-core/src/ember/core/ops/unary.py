@@ -192,13 +192,15 @@ arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, aco
 
 
 def _sinc(x: Any) -> Any:
-    if x.dtype in LOW_PRECISION:
-        # torch rounds pi * x to the tensor's dtype before the sine, as numpy does in float16
-        y = (x.astype(np.float32) * np.float32(np.pi)).astype(x.dtype).astype(np.float32)
-    else:
-        y = np.pi * x
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.sin(y) / y
+        if x.dtype in LOW_PRECISION:
+            # torch computes the 16-bit floats in float32 and rounds only the result; its
+            # float32 sine is the correctly rounded one (NumPy's float32 sine is 1 ulp off)
+            y = x.astype(np.float32) * np.float32(np.pi)
+            r = np.sin(y.astype(np.float64)).astype(np.float32) / y
+        else:
+            y = np.pi * x
+            r = np.sin(y) / y
     return np.where(x == 0, r.dtype.type(1), r)
 
 
