@@ -224,6 +224,17 @@ SHAPES_AND_DTYPES = [
     "m.zeros(3).bernoulli_(m.full((3,), 0.5))", "m.zeros(3).bernoulli_(m.full((1,), 0.5))",
     "m.zeros(3, dtype=m.int64).geometric_(0.5)", "m.zeros(3, dtype=m.complex64).uniform_()",
     "m.zeros(2).uniform_(m.tensor(1.), 2)", "m.zeros(2).normal_(m.tensor(1.), 2)",
+    # 0-d draws
+    "m.randint_like(m.tensor(-3.), 10)", "m.randint_like(m.tensor(1., dtype=m.float64), 10)",
+    "m.randint(0, 5, ())", "m.tensor(0., dtype=m.float64).clone().random_(0, 5)",
+    "m.tensor(3, dtype=m.int16).random_()", "m.rand(())", "m.randn(())",
+    "m.bernoulli(m.tensor(0.5))", "m.poisson(m.tensor(2.))", "m.normal(m.tensor(0.), 1.)",
+    # torch's elementwise kernels choose a dtype only when there is an element to write
+    "m.randn(0, dtype=m.int64)", "m.randn(0, dtype=m.bool)", "m.zeros(0, dtype=m.int64).normal_()",
+    "m.randn_like(m.zeros(0, 1, dtype=m.float64), dtype=m.int8)",
+    "m.normal(1., 1., size=(0,), dtype=m.int64)", "m.normal(m.zeros(0, dtype=m.int64), 1.)",
+    "m.normal(1., m.ones(0, dtype=m.int64))", "m.normal(m.zeros(0), m.ones(0, dtype=m.int64))",
+    "m.zeros(0, dtype=m.int64).log_normal_()", "m.bernoulli(m.zeros(0, dtype=m.int64))",
 ]
 
 
@@ -246,6 +257,9 @@ ERRORS = [
     "m.normal(0., 1., (2, 3), dtype=m.int64)", "m.normal(m.zeros(2, dtype=m.int64), 1.)",
     "m.normal(m.zeros(2), -1.)", "m.normal(m.zeros(2), -m.ones(2))",
     "m.normal(m.zeros(2), m.ones(3))", "m.normal(0., 1.)", "m.normal(m.zeros(2), 1, size=(3,))",
+    "m.normal(m.zeros(0, dtype=m.int64), m.ones(0))", "m.normal(m.zeros(2, dtype=m.int64), m.ones(2))",
+    "m.zeros(0, dtype=m.int64).uniform_()", "m.rand_like(m.zeros(0), dtype=m.int64)",
+    "m.poisson(m.zeros(0, dtype=m.int64))",
     "m.bernoulli(m.full((3,), 2.))", "m.bernoulli(m.full((3,), -0.5))",
     "m.bernoulli(m.full((3,), float('nan')))", "m.bernoulli(m.zeros(3), 1.3)",
     "m.bernoulli(m.ones(3, dtype=m.int64))", "m.bernoulli(m.ones(3, dtype=m.bool))",

@@ -1,4 +1,5 @@
-"""The sampling primitives: each sampler is one registered primitive (not differentiable)
+"""The sampling primitives: each sampler is one registered primitive (normal, bernoulli
+and poisson differentiable, with zero gradients, as torch's)
 
     forward(state, *operands, device, **params) -> (values, new_state)
 
@@ -88,7 +89,8 @@ def _randint(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtyp
     if span <= 1 << 32:
         # scaling a 53-bit uniform is several times cheaper than Generator.integers, and
         # its bias (below span / 2**53) is smaller than torch's own modulo bias
-        scaled = (rng.random(size) * span).astype(np.int64)
+        # np.asarray: a 0-d product is a numpy scalar, which cannot take ``out=``
+        scaled = np.asarray((rng.random(size) * span).astype(np.int64))
         values = np.minimum(scaled, span - 1, out=scaled)  # u * span can round up to span
         values += low
     else:
@@ -218,18 +220,20 @@ def _poisson_meta(state: Any, rates: Any, **params: Any) -> Any:
 
 
 def _random_op(name: str, draw: Callable[..., np.ndarray], rule: Callable[..., Any],
-               operands: tuple[str, ...] = ()) -> Op:
-    return register(name, _forward(draw), rule, "random", differentiable=False,
+               operands: tuple[str, ...] = (), differentiable: bool = False) -> Op:
+    return register(name, _forward(draw), rule, "random", differentiable=differentiable,
                     device_param=True, arg_names=("state", *operands))
 
 
+# normal, bernoulli and poisson are differentiable in torch, with zero gradients for their
+# tensor operands: their results require grad when an operand does
 UNIFORM = _random_op("uniform", _uniform, _sized_meta)
-NORMAL = _random_op("normal", _normal, _sized_meta, ("mean", "std"))
+NORMAL = _random_op("normal", _normal, _sized_meta, ("mean", "std"), differentiable=True)
 RANDINT = _random_op("randint", _randint, _sized_meta)
 RANDPERM = _random_op("randperm", _randperm, _randperm_meta)
-BERNOULLI = _random_op("bernoulli", _bernoulli, _sized_meta, ("p",))
+BERNOULLI = _random_op("bernoulli", _bernoulli, _sized_meta, ("p",), differentiable=True)
 MULTINOMIAL = _random_op("multinomial", _multinomial, _multinomial_meta, ("self",))
-POISSON = _random_op("poisson", _poisson, _poisson_meta, ("self",))
+POISSON = _random_op("poisson", _poisson, _poisson_meta, ("self",), differentiable=True)
 EXPONENTIAL = _random_op("exponential", _exponential, _sized_meta)
 GEOMETRIC = _random_op("geometric", _geometric, _sized_meta)
 CAUCHY = _random_op("cauchy", _cauchy, _sized_meta)
