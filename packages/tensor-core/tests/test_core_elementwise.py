@@ -488,3 +488,26 @@ def test_zero_and_bool_divisors(fn, dtype, divisor):
     run(lambda L, x: fn(L, x, divisor),
         [(ember.tensor(values, dtype=getattr(ember, dtype)),
           torch.tensor(values, dtype=getattr(torch, dtype)))])
+
+
+COMPLEX_POW_VALUES = [0j, -0.0 + 0j, 1 + 0j, -1 + 0j, 2.5 - 2j, 1j, complex("inf"),
+                      complex("nan"), -3 + 0.5j, complex(0, -0.0), 2 + 0j, 3 + 0j, -2 + 0j]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_pow_is_exp_of_exponent_times_log(dtype):
+    """torch's complex pow is exp(y * log(x)), zeros and infinities included (0 ** z is
+    inf + nanj for Re z < 0, nan + nanj for z == 0), with special scalar exponents."""
+    xs = np.array(COMPLEX_POW_VALUES, dtype=dtype)
+    x, y = np.meshgrid(xs, xs)
+    base = np.array([True, False, True])
+    operands = [(ember.tensor(a), torch.tensor(a)) for a in (x, y, base, base.astype("float32"))]
+    (ex, tx), (ey, ty), (eb, tb), (ef, tf) = operands
+    check(ember.pow(ex, ey), torch.pow(tx, ty))
+    check(eb[:, None].pow(ey[0]), tb[:, None].pow(ty[0]))
+    check(ember.pow(ef[:, None], ey[0]), torch.pow(tf[:, None], ty[0]))
+    check(ember.pow(0, ey), torch.pow(0, ty))
+    for s in [2, 3, 0.5, -1, -2, -0.5, 1.5, 0, 1, 0.0, True, False, 1j, 2 + 0j]:
+        check(ember.pow(ex[0], s), torch.pow(tx[0], s))
+        check(ex[0].clone().pow_(s), tx[0].clone().pow_(s))
+        run(lambda L, b: L.pow(b, s), [(eb, tb)])  # noqa: B023 - run calls it at once
