@@ -232,6 +232,9 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         if engaged.count and overriding():
             return handle(method, method_spec, (self, other),  # type: ignore[no-any-return]
                           {"alpha": alpha})
+        data = self._data
+        if 0 in data.strides:  # torch checks the written memory before any dtype
+            check_writable(name + "_", self)
         if other.__class__ is Tensor or isinstance(other, Tensor):
             # torch's overlap check, on the operand as given; views of one storage share
             # their root: other storages cost this identity test
@@ -248,9 +251,6 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         else:
             _, y, dt = resolve(self, other)
             check_castable(name + "_", result_dtype or dt, self.dtype)
-        data = self._data
-        if data.__class__ is not _NDARRAY and 0 in data.strides:
-            check_writable(name + "_", self)  # NumPy refuses writes into expanded arrays itself
         # ``y`` is in the computation dtype; a wider one than self's is cast into self
         try:
             return op_.door((self, y), None)  # type: ignore[no-any-return]
@@ -352,13 +352,16 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
             return handle(method, method_spec, (self,), {})  # type: ignore[no-any-return]
         if not isinstance(self, Tensor):
             resolve(self)  # raises torch's TypeError
+        if refusals and not accepted[self.dtype.category] and \
+                _KIND[self.dtype.category] in refusals:
+            check_allowed(kernel_name, allowed, self.dtype, refusals)  # the op's own checks
+        check_writable(name + "_", self)  # then the written memory, before the kernel's dtype
         dt = self.dtype
         if to_float and dt.category < 2:
             dt = _dt.get_default_dtype()  # an integer result type: can't be cast into self
         check_castable(name + "_", dt if result_of is None else result_of(dt), self.dtype)
         if not accepted[self.dtype.category]:
             check_allowed(kernel_name, allowed, self.dtype, refusals)
-        check_writable(name + "_", self)
         return op_.door((self,), None)  # type: ignore[no-any-return]
 
     method.__name__ = method.__qualname__ = name + "_"
