@@ -304,6 +304,16 @@ def test_histc(dtype: str, shape: tuple[int, ...]) -> None:
     check(e.histc(4), t.histc(4))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("value", [1e8, 3e38])
+def test_histc_of_a_range_that_vanishes_in_the_dtype(dtype: str, value: float) -> None:
+    """v +- 1 rounds to v in float32 (1e8) or even in double (3e38): no division by a zero
+    width, the bins torch gives."""
+    e, t = both(np.array([value, value]), dtype)
+    for bins in [1, 2, 3, 7, 100]:
+        check(e.histc(bins), t.histc(bins))
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @pytest.mark.parametrize("eshape,tshape", [((6,), (4,)), ((3, 4), (2, 3)), ((), (5,)),
                                            ((5,), ()), ((0,), (3,)), ((4,), (0,))])

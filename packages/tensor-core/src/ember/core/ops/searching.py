@@ -180,9 +180,15 @@ def _histc(x: Any, *, bins: int, min: float, max: float) -> Any:
     if lo > hi:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min={lo}, max={hi})")
     # torch bins each element with arithmetic in the input's dtype, from edges in that dtype.
-    scalar = x.dtype.type
+    scalar, values = x.dtype.type, x.reshape(-1)
     lo_t, hi_t = scalar(lo), scalar(hi)
-    inside = x.reshape(-1)[(flat >= lo_t) & (flat <= hi_t)]
+    if lo_t == hi_t:  # a range that vanishes in the dtype (1e8 +- 1 in float32): bin in double
+        scalar = np.float64
+        lo_t, hi_t = scalar(lo), scalar(hi)
+        values = flat = flat.astype(np.float64)
+    inside = values[(flat >= lo_t) & (flat <= hi_t)]
+    if lo_t == hi_t:  # not even double separates the edges (3e38 +- 1): torch's middle bin
+        return xp.bincount(xp.full(inside.shape, bins // 2), minlength=bins).astype(x.dtype)
     pos = ((inside - lo_t) * scalar(bins) / (hi_t - lo_t)).astype(np.int64)
     pos = xp.minimum(pos, bins - 1)  # the last bin is closed on the right
     return xp.bincount(pos, minlength=bins).astype(x.dtype)
