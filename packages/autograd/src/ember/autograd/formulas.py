@@ -154,7 +154,9 @@ _CORE: dict[str, Formula] = {
     "sigmoid": F(lambda n, g: (g * (1 - n.result()) * n.result(),), result=R),
     "erf": F(lambda n, g: (_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
     "erfc": F(lambda n, g: (-_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
-    "erfinv": F(lambda n, g: (_HALF_SQRT_PI * n.result().pow(2).exp() * g,), result=R),
+    # torch saves the input and computes erfinv again: an in-place write to the result is
+    # no error
+    "erfinv": F(lambda n, g: (_HALF_SQRT_PI * n.saved(0).erfinv().pow(2).exp() * g,), X),
     "lgamma": F(lambda n, g: (g * n.saved(0).digamma(),), X),
     "digamma": F(lambda n, g: (g * ew.trigamma(n.saved(0)),), X),
     "reciprocal": F(lambda n, g: (-g * (n.result() * n.result()),), result=R),
