@@ -511,3 +511,20 @@ def test_complex_pow_is_exp_of_exponent_times_log(dtype):
         check(ember.pow(ex[0], s), torch.pow(tx[0], s))
         check(ex[0].clone().pow_(s), tx[0].clone().pow_(s))
         run(lambda L, b: L.pow(b, s), [(eb, tb)])  # noqa: B023 - run calls it at once
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, d: x // d, lambda L, x, d: x % d, lambda L, x, d: L.fmod(x, d),
+    lambda L, x, d: L.div(x, d, rounding_mode="trunc"), lambda L, x, d: x.clone().floor_divide_(d),
+    lambda L, x, d: L.floor_divide(x, L.tensor(d)), lambda L, x, d: L.remainder(x, L.tensor([d])),
+])
+def test_integer_division_with_an_empty_result_divides_nothing(fn):
+    run(lambda L, x: fn(L, x, 0), [(ember.zeros((1, 0), dtype=ember.int64),
+                                    torch.zeros((1, 0), dtype=torch.int64))])
+
+
+def test_broadcast_errors_name_the_operands_shapes():
+    for name in ["add", "floor_divide"]:
+        with pytest.raises(RuntimeError, match=r"size of tensor a \(0\) must match the size of "
+                                               r"tensor b \(3\) at non-singleton dimension 0"):
+            getattr(ember, name)(ember.zeros(0, dtype=ember.int64), ember.ones(3, dtype=ember.int64))

@@ -51,8 +51,9 @@ def _computes_in(x: Any, y: Any) -> np.dtype:
 
 
 def _check_int_zero_division(name: str, x: Any, y: Any) -> None:
-    # by the computation's dtype, not the divisor's: ``float_tensor // False`` is inf
-    if _computes_in(x, y).kind in "iub" and not np.all(y):
+    # by the computation's dtype, not the divisor's: ``float_tensor // False`` is inf; an
+    # empty result divides nothing (an empty divisor holds no zero)
+    if _computes_in(x, y).kind in "iub" and np.size(x) and not np.all(y):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 

@@ -217,7 +217,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         try:
             res = op.door((x, y), None)
         except ValueError:
-            raise broadcast_error(name, _shape(x), _shape(y)) from None
+            raise broadcast_error(name, *[a._data if isinstance(a, Tensor) else a
+                                          for a in (x, y)]) from None
         return res if out is None else write_out(name, out, res, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
