@@ -496,3 +496,27 @@ def test_cuda_sampling_follows_the_cuda_generator():
         ember.rand(2, device="cuda", generator=ember.Generator())
     x = ember.zeros(4, device="cuda").uniform_(1, 2)
     assert x.device.type == "cuda" and (x.cpu().numpy() >= 1).all()
+
+
+EXACT_ERRORS = [
+    "m.zeros(2, dtype=m.complex64).random_(0, 5)", "m.zeros(2, dtype=m.complex64).random_(5)",
+    "m.randint_like(m.zeros(2, dtype=m.complex128), 10)", "m.zeros(2, dtype=m.complex64).random_()",
+    "m.poisson(m.tensor([1., float('nan')]))",
+]
+
+
+@pytest.mark.parametrize("expr", EXACT_ERRORS)
+def test_error_types_are_torchs_exactly(expr):
+    """Where torch raises RuntimeError, NotImplementedError (its subclass) is no match."""
+    _, t_err = outcome(expr, torch)
+    _, e_err = outcome(expr, ember)
+    assert e_err is t_err is not None
+
+
+def test_poisson_rates_beyond_int64_give_torchs_overflowed_draw():
+    rates = [1e18, 9.2e18, 1e19, math.inf]
+    for dtype in ("float32", "float64"):
+        e = ember.poisson(ember.tensor(rates, dtype=getattr(ember, dtype)))
+        t = torch.poisson(torch.tensor(rates, dtype=getattr(torch, dtype)))
+        np.testing.assert_array_equal(np.array(e)[2:], t.numpy()[2:])
+        np.testing.assert_allclose(np.array(e)[:2], t.numpy()[:2], rtol=1e-6)

@@ -143,11 +143,23 @@ def _with_replacement(rng: np.random.Generator, p: np.ndarray, n: int) -> np.nda
     return np.minimum(idx, last[:, None])
 
 
+# numpy's largest Poisson rate (it refuses larger ones)
+_POISSON_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(np.iinfo(np.int64).max)
+
+
 def _poisson(rng: np.random.Generator, rates: np.ndarray) -> np.ndarray:
-    if (rates < 0).any():
+    if not (rates >= 0).all():  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    lam = rates.astype(np.float64)
+    huge = lam > _POISSON_MAX
+    if huge.any():
+        # torch's draw overflows int64 there and comes back as its minimum, -2**63
+        lam = np.where(huge, 0.0, lam)
+        drawn = np.where(huge, np.float64(-2.0 ** 63), rng.poisson(lam))
+    else:
+        drawn = rng.poisson(lam)
     # np.asarray: numpy answers a 0-d array of rates with a Python int
-    return np.asarray(rng.poisson(rates.astype(np.float64)), rates.dtype)
+    return np.asarray(drawn, rates.dtype)
 
 
 def _exponential(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,

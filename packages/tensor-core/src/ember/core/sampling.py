@@ -131,7 +131,8 @@ def _check_int_range(dt: _dt.dtype, low: int, high: int) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     if dt.category == 3:
-        raise not_implemented("random_kernel_cpu", dt)
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     if dt.category == 2:
         digits = 53 if dt is _dt.float64 else 24 if dt is _dt.float32 else \
             _UNIFORM_BITS[dt.name]

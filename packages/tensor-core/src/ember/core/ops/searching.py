@@ -30,7 +30,7 @@ from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
-from .operands import common_device, promote
+from .operands import common_device, overflow_error, promote
 from .sorting import _I64, _SELF, _check_input, _keys
 
 __all__: list[str] = []
@@ -379,10 +379,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     """torch.histc: counts of ``input`` in ``bins`` equal-width bins over ``[min, max]``
     (the data's range when both are equal); elements outside are ignored."""
     _check_input("histc", input, "bool+complex", NotImplementedError)
-    if input.dtype.category != 2:
-        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins}")
+    dt = input.dtype
+    lo, hi = _dt.LIMITS[dt]  # torch converts min and max to the dtype first
+    if any(math.isfinite(v) and not lo <= v <= hi for v in (min, max)):
+        raise overflow_error(dt)
+    if dt.category != 2:
+        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(dt)}'")
     res = dispatch(HISTC, (input,), {"bins": int(bins), "min": float(min), "max": float(max)})
     return res if out is None else write_out("histc", out, res)
 
