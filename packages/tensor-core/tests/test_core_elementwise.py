@@ -528,3 +528,13 @@ def test_broadcast_errors_name_the_operands_shapes():
         with pytest.raises(RuntimeError, match=r"size of tensor a \(0\) must match the size of "
                                                r"tensor b \(3\) at non-singleton dimension 0"):
             getattr(ember, name)(ember.zeros(0, dtype=ember.int64), ember.ones(3, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("call", [
+    "div_(o)", "div_(o, rounding_mode='trunc')", "div_(o, rounding_mode='floor')",
+    "floor_divide_(o)", "remainder_(o)", "fmod_(o)", "pow_(o)", "atan2_(o)", "mul_(o)",
+])
+def test_inplace_results_that_would_grow_self_are_refused(call):
+    """A (1, 1) operand broadcasts a (5,) self to (1, 5): torch refuses, self unchanged."""
+    run(lambda L, x: eval(f"x.{call}", {"x": x, "o": L.ones(1, 1)}),
+        [(ember.zeros(5), torch.zeros(5))])

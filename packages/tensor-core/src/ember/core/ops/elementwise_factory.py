@@ -91,7 +91,10 @@ def _binary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., An
             return x
     else:
         def inplace(x: Any, y: Any) -> Any:
-            xp_of(x).copyto(x, kernel(x, y), casting="unsafe")
+            r = kernel(x, y)
+            if r.shape != x.shape:  # copyto would drop the result's leading 1s, as out= does not
+                raise ValueError("the result does not fit the written-to tensor")
+            xp_of(x).copyto(x, r, casting="unsafe")
             return x
 
     return inplace
