@@ -47,7 +47,9 @@ REACHED_BY: dict[str, str] = {"nuclear_norm": "norm", "to_copy": "to", "div_trun
                               "permute_": "t_", "alias": "as_subclass",
                               "div_trunc_": "div_", "exponential": "exponential_",
                               "geometric": "geometric_", "cauchy": "cauchy_",
-                              "log_normal": "log_normal_", "uniform": "uniform_"}
+                              "log_normal": "log_normal_", "uniform": "uniform_",
+                              "max_all": "max", "min_all": "min", "take_along_dim": "gather",
+                              "conj_physical": "adjoint"}
 
 # Primitives whose values cannot match torch's: their results are compared by shape, dtype
 # and strides only, and are not used by later steps.

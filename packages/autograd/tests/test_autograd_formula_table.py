@@ -8,6 +8,7 @@ import torch
 from autograd_oracle import E, first, inputs, ops_in_graph
 from test_autograd_formulas_elementwise import CASES as ELEMENTWISE
 from test_autograd_formulas_structural import CASES as STRUCTURAL
+from test_autograd_saved_factories import SAMPLED, sampled
 
 from ember.autograd.formulas import FORMULAS
 from ember.core.dispatch import REGISTRY
@@ -60,6 +61,8 @@ def test_every_differentiable_op_is_tested_against_torch() -> None:
         seen |= ops_in_graph(first(fn(E, *es)))
     for _, fn in UNDIFFERENTIATED:
         seen |= ops_in_graph(fn(E, inputs([(3, 4)])[0][0]))
+    for expr, shapes in SAMPLED:
+        seen |= ops_in_graph(sampled(E, expr, shapes)[0])
     assert [name for name in DIFFERENTIABLE if name not in seen] == []
 
 

@@ -565,3 +565,53 @@ def test_broadcast_results_follow_torchs_layout(name):
         if theirs.numel() and _significant_strides(ours) != _significant_strides(theirs):
             wrong.append((sa, la, sb, lb, ours.stride(), theirs.stride()))
     assert not wrong
+
+
+COMPLEX_POW_VALUES = [0j, -0.0 + 0j, 1 + 0j, -1 + 0j, 2.5 - 2j, 1j, complex("inf"),
+                      complex("nan"), -3 + 0.5j, complex(0, -0.0), 2 + 0j, 3 + 0j, -2 + 0j]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_pow_is_exp_of_exponent_times_log(dtype):
+    """torch's complex pow is exp(y * log(x)), zeros and infinities included (0 ** z is
+    inf + nanj for Re z < 0, nan + nanj for z == 0), with special scalar exponents."""
+    xs = np.array(COMPLEX_POW_VALUES, dtype=dtype)
+    x, y = np.meshgrid(xs, xs)
+    base = np.array([True, False, True])
+    operands = [(ember.tensor(a), torch.tensor(a)) for a in (x, y, base, base.astype("float32"))]
+    (ex, tx), (ey, ty), (eb, tb), (ef, tf) = operands
+    check(ember.pow(ex, ey), torch.pow(tx, ty))
+    check(eb[:, None].pow(ey[0]), tb[:, None].pow(ty[0]))
+    check(ember.pow(ef[:, None], ey[0]), torch.pow(tf[:, None], ty[0]))
+    check(ember.pow(0, ey), torch.pow(0, ty))
+    for s in [2, 3, 0.5, -1, -2, -0.5, 1.5, 0, 1, 0.0, True, False, 1j, 2 + 0j]:
+        check(ember.pow(ex[0], s), torch.pow(tx[0], s))
+        check(ex[0].clone().pow_(s), tx[0].clone().pow_(s))
+        run(lambda L, b: L.pow(b, s), [(eb, tb)])  # noqa: B023 - run calls it at once
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, d: x // d, lambda L, x, d: x % d, lambda L, x, d: L.fmod(x, d),
+    lambda L, x, d: L.div(x, d, rounding_mode="trunc"), lambda L, x, d: x.clone().floor_divide_(d),
+    lambda L, x, d: L.floor_divide(x, L.tensor(d)), lambda L, x, d: L.remainder(x, L.tensor([d])),
+])
+def test_integer_division_with_an_empty_result_divides_nothing(fn):
+    run(lambda L, x: fn(L, x, 0), [(ember.zeros((1, 0), dtype=ember.int64),
+                                    torch.zeros((1, 0), dtype=torch.int64))])
+
+
+def test_broadcast_errors_name_the_operands_shapes():
+    for name in ["add", "floor_divide"]:
+        with pytest.raises(RuntimeError, match=r"size of tensor a \(0\) must match the size of "
+                                               r"tensor b \(3\) at non-singleton dimension 0"):
+            getattr(ember, name)(ember.zeros(0, dtype=ember.int64), ember.ones(3, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("call", [
+    "div_(o)", "div_(o, rounding_mode='trunc')", "div_(o, rounding_mode='floor')",
+    "floor_divide_(o)", "remainder_(o)", "fmod_(o)", "pow_(o)", "atan2_(o)", "mul_(o)",
+])
+def test_inplace_results_that_would_grow_self_are_refused(call):
+    """A (1, 1) operand broadcasts a (5,) self to (1, 5): torch refuses, self unchanged."""
+    run(lambda L, x: eval(f"x.{call}", {"x": x, "o": L.ones(1, 1)}),
+        [(ember.zeros(5), torch.zeros(5))])

@@ -224,6 +224,17 @@ SHAPES_AND_DTYPES = [
     "m.zeros(3).bernoulli_(m.full((3,), 0.5))", "m.zeros(3).bernoulli_(m.full((1,), 0.5))",
     "m.zeros(3, dtype=m.int64).geometric_(0.5)", "m.zeros(3, dtype=m.complex64).uniform_()",
     "m.zeros(2).uniform_(m.tensor(1.), 2)", "m.zeros(2).normal_(m.tensor(1.), 2)",
+    # 0-d draws
+    "m.randint_like(m.tensor(-3.), 10)", "m.randint_like(m.tensor(1., dtype=m.float64), 10)",
+    "m.randint(0, 5, ())", "m.tensor(0., dtype=m.float64).clone().random_(0, 5)",
+    "m.tensor(3, dtype=m.int16).random_()", "m.rand(())", "m.randn(())",
+    "m.bernoulli(m.tensor(0.5))", "m.poisson(m.tensor(2.))", "m.normal(m.tensor(0.), 1.)",
+    # torch's elementwise kernels choose a dtype only when there is an element to write
+    "m.randn(0, dtype=m.int64)", "m.randn(0, dtype=m.bool)", "m.zeros(0, dtype=m.int64).normal_()",
+    "m.randn_like(m.zeros(0, 1, dtype=m.float64), dtype=m.int8)",
+    "m.normal(1., 1., size=(0,), dtype=m.int64)", "m.normal(m.zeros(0, dtype=m.int64), 1.)",
+    "m.normal(1., m.ones(0, dtype=m.int64))", "m.normal(m.zeros(0), m.ones(0, dtype=m.int64))",
+    "m.zeros(0, dtype=m.int64).log_normal_()", "m.bernoulli(m.zeros(0, dtype=m.int64))",
 ]
 
 
@@ -246,6 +257,9 @@ ERRORS = [
     "m.normal(0., 1., (2, 3), dtype=m.int64)", "m.normal(m.zeros(2, dtype=m.int64), 1.)",
     "m.normal(m.zeros(2), -1.)", "m.normal(m.zeros(2), -m.ones(2))",
     "m.normal(m.zeros(2), m.ones(3))", "m.normal(0., 1.)", "m.normal(m.zeros(2), 1, size=(3,))",
+    "m.normal(m.zeros(0, dtype=m.int64), m.ones(0))", "m.normal(m.zeros(2, dtype=m.int64), m.ones(2))",
+    "m.zeros(0, dtype=m.int64).uniform_()", "m.rand_like(m.zeros(0), dtype=m.int64)",
+    "m.poisson(m.zeros(0, dtype=m.int64))",
     "m.bernoulli(m.full((3,), 2.))", "m.bernoulli(m.full((3,), -0.5))",
     "m.bernoulli(m.full((3,), float('nan')))", "m.bernoulli(m.zeros(3), 1.3)",
     "m.bernoulli(m.ones(3, dtype=m.int64))", "m.bernoulli(m.ones(3, dtype=m.bool))",
@@ -482,3 +496,27 @@ def test_cuda_sampling_follows_the_cuda_generator():
         ember.rand(2, device="cuda", generator=ember.Generator())
     x = ember.zeros(4, device="cuda").uniform_(1, 2)
     assert x.device.type == "cuda" and (x.cpu().numpy() >= 1).all()
+
+
+EXACT_ERRORS = [
+    "m.zeros(2, dtype=m.complex64).random_(0, 5)", "m.zeros(2, dtype=m.complex64).random_(5)",
+    "m.randint_like(m.zeros(2, dtype=m.complex128), 10)", "m.zeros(2, dtype=m.complex64).random_()",
+    "m.poisson(m.tensor([1., float('nan')]))",
+]
+
+
+@pytest.mark.parametrize("expr", EXACT_ERRORS)
+def test_error_types_are_torchs_exactly(expr):
+    """Where torch raises RuntimeError, NotImplementedError (its subclass) is no match."""
+    _, t_err = outcome(expr, torch)
+    _, e_err = outcome(expr, ember)
+    assert e_err is t_err is not None
+
+
+def test_poisson_rates_beyond_int64_give_torchs_overflowed_draw():
+    rates = [1e18, 9.2e18, 1e19, math.inf]
+    for dtype in ("float32", "float64"):
+        e = ember.poisson(ember.tensor(rates, dtype=getattr(ember, dtype)))
+        t = torch.poisson(torch.tensor(rates, dtype=getattr(torch, dtype)))
+        np.testing.assert_array_equal(np.array(e)[2:], t.numpy()[2:])
+        np.testing.assert_allclose(np.array(e)[:2], t.numpy()[:2], rtol=1e-6)

@@ -348,6 +348,34 @@ def test_histc(dtype: str, shape: tuple[int, ...]) -> None:
     check(e.histc(4), t.histc(4))
 
 
+@pytest.mark.parametrize("expr", [
+    "m.histc(m.zeros(2, dtype=m.uint8), 5, -2, 2)", "m.histc(m.zeros(2, dtype=m.int64), 5, -2, 2)",
+    "m.histc(m.zeros(2, dtype=m.int8), 5, -200, 2)", "m.histc(m.zeros(2, dtype=m.uint8), 5, 0.5, 2)",
+    "m.histc(m.zeros(2, dtype=m.float16), 5, -1e6, 2)", "m.histc(m.zeros(2), 5, -1e300, 2)",
+    "m.histc(m.zeros(2, dtype=m.complex64), 5, -2, 2)", "m.histc(m.zeros(2, dtype=m.uint8), -1, 0, 2)",
+    "m.histc(m.zeros(2, dtype=m.float16), 5, float('inf'), 2)",
+])
+def test_histc_converts_its_range_to_the_dtype_first(expr: str) -> None:
+    """torch's errors, by exact type: min and max that overflow the input's dtype are a
+    RuntimeError before any dtype's NotImplementedError."""
+    errors = []
+    for m in (ember, torch):
+        with pytest.raises(Exception) as caught:
+            eval(expr, {"m": m})
+        errors.append(type(caught.value))
+    assert errors[0] is errors[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("value", [1e8, 3e38])
+def test_histc_of_a_range_that_vanishes_in_the_dtype(dtype: str, value: float) -> None:
+    """v +- 1 rounds to v in float32 (1e8) or even in double (3e38): no division by a zero
+    width, the bins torch gives."""
+    e, t = both(np.array([value, value]), dtype)
+    for bins in [1, 2, 3, 7, 100]:
+        check(e.histc(bins), t.histc(bins))
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @pytest.mark.parametrize("eshape,tshape", [((6,), (4,)), ((3, 4), (2, 3)), ((), (5,)),
                                            ((5,), ()), ((0,), (3,)), ((4,), (0,))])

@@ -78,6 +78,19 @@ def _unique(n: Any, g: Any) -> tuple[Any, ...]:
     raise NotImplementedError(f"the derivative for '{_unique_name(n)}' is not implemented.")
 
 
+def _sampled(n: Any, g: Any) -> tuple[Any, ...]:
+    """The samplers' operands (after the generator state) get zero gradients: torch's
+    derivatives of normal, bernoulli and poisson do not follow the draw."""
+    zero = None if g[0] is None else ew.zeros(g[0])
+    return (None, *(zero if ew.needs(n, i) else None for i in range(1, len(n.next))))
+
+
+def _normal_name(n: Any) -> str:
+    # torch's overloads: Tensor_float (1), float_Tensor (2), Tensor_Tensor (3)
+    mean, std = (m is not None for m in n.metas[1:3])
+    return f"NormalBackward{1 if not std else 2 if not mean else 3}"
+
+
 _CORE: dict[str, Formula] = {
     # ------------------------------------------------------------------ conversion, copying
     "to_copy": F(lambda n, g: (g,)),
@@ -99,6 +112,9 @@ _CORE: dict[str, Formula] = {
     "unique": F(_unique, name=lambda n: "UniqueDimBackward0" if n.params.get("dim") is not None
                 else "Unique2Backward0"),
     "unique_consecutive": F(_unique, name="UniqueConsecutiveBackward0"),
+    "normal": F(_sampled, name=_normal_name),
+    "bernoulli": F(_sampled),
+    "poisson": F(_sampled),
     "remainder": F(ew.remainder, lambda e: XY if e[1] is not None else ()),
     "fmod": F(ew.fmod, lambda e: XY if e[1] is not None else ()),
     "pow": F(ew.pow, XY, needed(1), name=ew.pow_name),
@@ -146,7 +162,9 @@ _CORE: dict[str, Formula] = {
     "sigmoid": F(lambda n, g: (g * (1 - n.result()) * n.result(),), result=R),
     "erf": F(lambda n, g: (_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
     "erfc": F(lambda n, g: (-_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
-    "erfinv": F(lambda n, g: (_HALF_SQRT_PI * n.result().pow(2).exp() * g,), result=R),
+    # torch saves the input and computes erfinv again: an in-place write to the result is
+    # no error
+    "erfinv": F(lambda n, g: (_HALF_SQRT_PI * n.saved(0).erfinv().pow(2).exp() * g,), X),
     "lgamma": F(lambda n, g: (g * n.saved(0).digamma(),), X),
     "digamma": F(lambda n, g: (g * ew.trigamma(n.saved(0)),), X),
     "reciprocal": F(lambda n, g: (-g * (n.result() * n.result()),), result=R),

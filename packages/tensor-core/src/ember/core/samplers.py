@@ -1,4 +1,5 @@
-"""The sampling primitives: each sampler is one registered primitive (not differentiable)
+"""The sampling primitives: each sampler is one registered primitive (normal, bernoulli
+and poisson differentiable, with zero gradients, as torch's)
 
     forward(state, *operands, device, **params) -> (values, new_state)
 
@@ -88,7 +89,8 @@ def _randint(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtyp
     if span <= 1 << 32:
         # scaling a 53-bit uniform is several times cheaper than Generator.integers, and
         # its bias (below span / 2**53) is smaller than torch's own modulo bias
-        scaled = (rng.random(size) * span).astype(np.int64)
+        # np.asarray: a 0-d product is a numpy scalar, which cannot take ``out=``
+        scaled = np.asarray((rng.random(size) * span).astype(np.int64))
         values = np.minimum(scaled, span - 1, out=scaled)  # u * span can round up to span
         values += low
     else:
@@ -141,11 +143,23 @@ def _with_replacement(rng: np.random.Generator, p: np.ndarray, n: int) -> np.nda
     return np.minimum(idx, last[:, None])
 
 
+# numpy's largest Poisson rate (it refuses larger ones)
+_POISSON_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(np.iinfo(np.int64).max)
+
+
 def _poisson(rng: np.random.Generator, rates: np.ndarray) -> np.ndarray:
-    if (rates < 0).any():
+    if not (rates >= 0).all():  # NaN too
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    lam = rates.astype(np.float64)
+    huge = lam > _POISSON_MAX
+    if huge.any():
+        # torch's draw overflows int64 there and comes back as its minimum, -2**63
+        lam = np.where(huge, 0.0, lam)
+        drawn = np.where(huge, np.float64(-2.0 ** 63), rng.poisson(lam))
+    else:
+        drawn = rng.poisson(lam)
     # np.asarray: numpy answers a 0-d array of rates with a Python int
-    return np.asarray(rng.poisson(rates.astype(np.float64)), rates.dtype)
+    return np.asarray(drawn, rates.dtype)
 
 
 def _exponential(rng: np.random.Generator, *, size: tuple[int, ...], dtype: _dt.dtype,
@@ -218,18 +232,20 @@ def _poisson_meta(state: Any, rates: Any, **params: Any) -> Any:
 
 
 def _random_op(name: str, draw: Callable[..., np.ndarray], rule: Callable[..., Any],
-               operands: tuple[str, ...] = ()) -> Op:
-    return register(name, _forward(draw), rule, "random", differentiable=False,
+               operands: tuple[str, ...] = (), differentiable: bool = False) -> Op:
+    return register(name, _forward(draw), rule, "random", differentiable=differentiable,
                     device_param=True, arg_names=("state", *operands))
 
 
+# normal, bernoulli and poisson are differentiable in torch, with zero gradients for their
+# tensor operands: their results require grad when an operand does
 UNIFORM = _random_op("uniform", _uniform, _sized_meta)
-NORMAL = _random_op("normal", _normal, _sized_meta, ("mean", "std"))
+NORMAL = _random_op("normal", _normal, _sized_meta, ("mean", "std"), differentiable=True)
 RANDINT = _random_op("randint", _randint, _sized_meta)
 RANDPERM = _random_op("randperm", _randperm, _randperm_meta)
-BERNOULLI = _random_op("bernoulli", _bernoulli, _sized_meta, ("p",))
+BERNOULLI = _random_op("bernoulli", _bernoulli, _sized_meta, ("p",), differentiable=True)
 MULTINOMIAL = _random_op("multinomial", _multinomial, _multinomial_meta, ("self",))
-POISSON = _random_op("poisson", _poisson, _poisson_meta, ("self",))
+POISSON = _random_op("poisson", _poisson, _poisson_meta, ("self",), differentiable=True)
 EXPONENTIAL = _random_op("exponential", _exponential, _sized_meta)
 GEOMETRIC = _random_op("geometric", _geometric, _sized_meta)
 CAUCHY = _random_op("cauchy", _cauchy, _sized_meta)

@@ -62,8 +62,14 @@ def _laid_out(params: dict[str, Any], strides: tuple[int, ...] | None) -> dict[s
     return params
 
 
-def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True) -> None:
+def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True,
+                shape: tuple[int, ...] | None = None) -> None:
+    """torch's dtype refusal of ``kernel``. With ``shape``: the kernel is one of torch's
+    elementwise loops, which choose their dtype only when there is an element to write,
+    so an empty result of any dtype is no error."""
     if dt.category < 2 or (dt.category == 3 and not complex_ok):
+        if shape is not None and 0 in shape:
+            return
         raise not_implemented(kernel, dt)
 
 
@@ -84,7 +90,7 @@ def randn(*size: Any, generator: Generator | None = None, out: Tensor | None = N
     """torch.randn: samples from the standard normal distribution of the given size."""
     shape = _sizes("randn", size, kwargs)
     dt, d = target(dtype, device)
-    _need_float("normal_kernel_cpu", dt)
+    _need_float("normal_kernel_cpu", dt, shape=shape)
     values = _draw(NORMAL, generator, d, (0.0, 1.0), {"size": shape, "dtype": dt})
     return finish(values, requires_grad, out, "randn")
 
@@ -106,7 +112,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: Any 
     """torch.randn_like: ``randn`` with ``input``'s shape, dtype, device and layout unless
     given."""
     shape, dt, d, strides = _like("randn_like", input, dtype, device, memory_format)
-    _need_float("normal_kernel_cpu", dt)
+    _need_float("normal_kernel_cpu", dt, shape=shape)
     params = _laid_out({"size": shape, "dtype": dt}, strides)
     return finish(_draw(NORMAL, generator, d, (0.0, 1.0), params), requires_grad)
 
@@ -125,7 +131,8 @@ def _check_int_range(dt: _dt.dtype, low: int, high: int) -> None:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
     if dt.category == 3:
-        raise not_implemented("random_kernel_cpu", dt)
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     if dt.category == 2:
         digits = 53 if dt is _dt.float64 else 24 if dt is _dt.float32 else \
             _UNIFORM_BITS[dt.name]
@@ -212,7 +219,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *,
     _check_std(std)
     shape = parse_size((size,), "normal")
     dt, d = target(dtype, device)
-    _need_float("normal_kernel_cpu", dt)
+    _need_float("normal_kernel_cpu", dt, shape=shape)
     values = _draw(NORMAL, generator, d, (float(mean), float(std)), {"size": shape, "dtype": dt})
     return finish(values, requires_grad, out, "normal")
 
@@ -225,13 +232,17 @@ def _tensor_normal(mean: Any, std: Any, size: Any, dtype: Any, generator: Genera
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     dt = tensors[0].dtype
     d = common_device("normal", *tensors)
-    _need_float("normal_kernel_cpu", dt)
     if not isinstance(mean, Tensor):
         mean = _number("normal", "mean", mean)
     if not isinstance(std, Tensor):
         std = _number("normal", "std", std)
         _check_std(std)
     shape = broadcast_shape("normal", _shape(mean), _shape(std))
+    _need_float("normal_kernel_cpu", dt, shape=shape)
+    if len(tensors) == 2 and dt.category < 2 and std.dtype.category >= 2:
+        # torch scales an empty draw of mean's dtype by std in place
+        raise RuntimeError(f"result type {scalar_type_name(std.dtype)} can't be cast to the "
+                           f"desired output type {scalar_type_name(dt)}")
     values = _draw(NORMAL, generator, d, (mean, std), {"size": shape, "dtype": dt})
     return finish(values, False, out, "normal")
 
@@ -259,7 +270,8 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Generator | None = Non
         raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     if p is None:
-        _need_float("bernoulli_tensor_cpu_p_", input.dtype, complex_ok=False)
+        _need_float("bernoulli_tensor_cpu_p_", input.dtype, complex_ok=False,
+                    shape=input._data.shape)
         prob: Any = input
     else:
         prob = _check_p(p)
@@ -347,7 +359,7 @@ def _bounds(name: str, args: tuple[Any, ...], named: dict[str, Any], first: Any,
 def normal_(self: Tensor, mean: Any = 0.0, std: Any = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Tensor.normal_(mean=0, std=1): fill with normal samples."""
-    _need_float("normal_kernel_cpu", self.dtype)
+    _need_float("normal_kernel_cpu", self.dtype, shape=self._data.shape)
     mean, std = float(_number("normal_", "mean", mean)), float(_number("normal_", "std", std))
     _check_std(std)
     return _fill(self, "normal_", NORMAL, generator, (mean, std))
@@ -426,7 +438,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
                 generator: Generator | None = None) -> Tensor:
     """Tensor.log_normal_(mean=1, std=2): fill with ``exp`` of normal(mean, std) samples."""
-    _need_float("log_normal_cpu", self.dtype, complex_ok=False)
+    _need_float("log_normal_cpu", self.dtype, complex_ok=False, shape=self._data.shape)
     mean = float(_number("log_normal_", "mean", mean))
     std = float(_number("log_normal_", "std", std))
     if not std > 0:

@@ -51,8 +51,9 @@ def _computes_in(x: Any, y: Any) -> np.dtype:
 
 
 def _check_int_zero_division(name: str, x: Any, y: Any) -> None:
-    # by the computation's dtype, not the divisor's: ``float_tensor // False`` is inf
-    if _computes_in(x, y).kind in "iub" and not np.all(y):
+    # by the computation's dtype, not the divisor's: ``float_tensor // False`` is inf; an
+    # empty result divides nothing (an empty divisor holds no zero)
+    if _computes_in(x, y).kind in "iub" and np.size(x) and not np.all(y):
         raise RuntimeError(f"{name}: ZeroDivisionError (integer division by zero)")
 
 
@@ -67,6 +68,8 @@ def _trunc_divide(x: Any, y: Any) -> Any:
 
 
 def _power(x: Any, y: Any) -> Any:
+    if y.__class__ is bool:
+        y = int(y)
     if y.__class__ in (int, float):
         if y.__class__ is int and y < 0 and _is_integral(x):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
@@ -77,10 +80,48 @@ def _power(x: Any, y: Any) -> Any:
             return x * x * x
         if y == 0.5:
             return np.sqrt(x)
+        if x.dtype.kind == "c":
+            return _complex_scalar_power(x, y)
         return np.power(x, y)
     if _is_integral(x) and _is_integral(y) and np.any(y < 0):
         return _integer_power(x, y)
+    if getattr(x, "dtype", None) is not None and x.dtype.kind == "c" or \
+            getattr(y, "dtype", None) is not None and y.dtype.kind == "c" or \
+            y.__class__ is complex:
+        return _complex_power(x, y)
     return np.power(x, y)
+
+
+def _complex_scalar_power(x: Any, y: float) -> Any:
+    # torch's special exponents of a complex tensor (2, 3 and 0.5 are handled above)
+    if y == 0:
+        return np.ones_like(x)
+    if y == 1:
+        return x.copy()
+    with np.errstate(all="ignore"):
+        if y == -1:
+            return 1 / x
+        if y == -2:
+            return 1 / (x * x)
+        if y == -0.5:
+            return 1 / np.sqrt(x)
+    return _complex_power(x, y)
+
+
+def _complex_power(x: Any, y: Any) -> Any:
+    # torch's complex pow is libm's cpow, exp(y * log(x)); numpy's calls the same cpow but
+    # first special-cases y == 0 (1), x == 0 (0 or nan) and integral real y (repeated
+    # products): there torch's exp(y * log(x)) is computed instead (0 ** z is inf + nanj for
+    # Re z < 0 and nan + nanj for z == 0 in torch, and integral powers differ in the last bits)
+    if x.__class__ in (int, float, bool):
+        x = complex(x)  # a Python base: its complex log (numpy's real log of -1 is nan)
+    with np.errstate(all="ignore"):
+        out = np.power(x, y)
+        real_y = np.real(y)
+        special = (x == 0) | ((np.imag(y) == 0) & (np.floor(real_y) == real_y))
+        if np.any(special):
+            out = np.where(special, np.exp(y * np.log(x)), out)
+    return out
 
 
 def _is_integral(v: Any) -> bool:

@@ -95,7 +95,10 @@ def _binary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., An
             return x
     else:
         def inplace(x: Any, y: Any) -> Any:
-            xp_of(x).copyto(x, kernel(x, y), casting="unsafe")
+            r = kernel(x, y)
+            if r.shape != x.shape:  # copyto would drop the result's leading 1s, as out= does not
+                raise ValueError("the result does not fit the written-to tensor")
+            xp_of(x).copyto(x, r, casting="unsafe")
             return x
 
     return inplace
@@ -253,7 +256,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         try:
             res = op.door((x, y), None)
         except ValueError:
-            raise broadcast_error(name, _shape(x), _shape(y)) from None
+            raise broadcast_error(name, *[a._data if isinstance(a, Tensor) else a
+                                          for a in (x, y)]) from None
         return res if out is None else write_out(name, out, res, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
@@ -387,13 +391,16 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
             return handle(method, method_spec, (self,), {})  # type: ignore[no-any-return]
         if not isinstance(self, Tensor):
             resolve(self)  # raises torch's TypeError
+        if refusals and not accepted[self.dtype.category] and \
+                _KIND[self.dtype.category] in refusals:
+            check_allowed(kernel_name, allowed, self.dtype, refusals)  # the op's own checks
+        check_writable(name + "_", self)  # then the written memory, before the kernel's dtype
         dt = self.dtype
         if to_float and dt.category < 2:
             dt = _dt.get_default_dtype()  # an integer result type: can't be cast into self
         check_castable(name + "_", dt if result_of is None else result_of(dt), self.dtype)
         if not accepted[self.dtype.category]:
             check_allowed(kernel_name, allowed, self.dtype, refusals)
-        check_writable(name + "_", self)
         return op_.door((self,), None)  # type: ignore[no-any-return]
 
     method.__name__ = method.__qualname__ = name + "_"

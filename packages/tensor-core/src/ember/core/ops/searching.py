@@ -31,7 +31,7 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
 from .geometry import view_strides
-from .operands import common_device, promote
+from .operands import common_device, overflow_error, promote
 from .sorting import _I64, _SELF, _check_input, _keys
 
 __all__: list[str] = []
@@ -181,9 +181,15 @@ def _histc(x: Any, *, bins: int, min: float, max: float) -> Any:
     if lo > hi:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min={lo}, max={hi})")
     # torch bins each element with arithmetic in the input's dtype, from edges in that dtype.
-    scalar = x.dtype.type
+    scalar, values = x.dtype.type, x.reshape(-1)
     lo_t, hi_t = scalar(lo), scalar(hi)
-    inside = x.reshape(-1)[(flat >= lo_t) & (flat <= hi_t)]
+    if lo_t == hi_t:  # a range that vanishes in the dtype (1e8 +- 1 in float32): bin in double
+        scalar = np.float64
+        lo_t, hi_t = scalar(lo), scalar(hi)
+        values = flat = flat.astype(np.float64)
+    inside = values[(flat >= lo_t) & (flat <= hi_t)]
+    if lo_t == hi_t:  # not even double separates the edges (3e38 +- 1): torch's middle bin
+        return xp.bincount(xp.full(inside.shape, bins // 2), minlength=bins).astype(x.dtype)
     pos = ((inside - lo_t) * scalar(bins) / (hi_t - lo_t)).astype(np.int64)
     pos = xp.minimum(pos, bins - 1)  # the last bin is closed on the right
     return xp.bincount(pos, minlength=bins).astype(x.dtype)
@@ -374,10 +380,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     """torch.histc: counts of ``input`` in ``bins`` equal-width bins over ``[min, max]``
     (the data's range when both are equal); elements outside are ignored."""
     _check_input("histc", input, "bool+complex", NotImplementedError)
-    if input.dtype.category != 2:
-        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins}")
+    dt = input.dtype
+    lo, hi = _dt.LIMITS[dt]  # torch converts min and max to the dtype first
+    if any(math.isfinite(v) and not lo <= v <= hi for v in (min, max)):
+        raise overflow_error(dt)
+    if dt.category != 2:
+        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(dt)}'")
     res = dispatch(HISTC, (input,), {"bins": int(bins), "min": float(min), "max": float(max)})
     return res if out is None else write_out("histc", out, res)
 

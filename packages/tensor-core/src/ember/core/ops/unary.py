@@ -20,7 +20,7 @@ from ..dispatch import dispatch, register
 from ..tensor import Tensor
 from . import special_functions as special
 from .conversion import cast, to
-from .copying import assign_inplace, check_castable, write_out, write_out_exact
+from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
@@ -301,6 +301,7 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """In-place ``logit``."""
+    check_writable("logit_", self)  # torch checks the written memory before the dtype
     return assign_inplace(self, logit(self, eps), "logit_")
 
 
