@@ -83,13 +83,14 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _array(t: Any) -> np.ndarray:
+    # force=True: torch's lazy conjugate and negative bits resolved, and its ZeroTensors
+    # (the gradients of some formulas) materialized
     t = t.detach()
-    if hasattr(t, "resolve_conj"):  # torch: lazy conjugate and negative bits
-        t = t.resolve_conj().resolve_neg()
     if _dtype_name(t.dtype) == "bfloat16":
-        arr = np.asarray(t.float().numpy() if hasattr(t, "resolve_conj") else t.numpy())
+        arr = np.asarray(t.float().numpy(force=True) if hasattr(t, "resolve_conj")
+                         else t.numpy(force=True))
         return np.array(arr, dtype=np.float32)
-    return np.array(t.numpy(), copy=True)
+    return np.array(t.numpy(force=True), copy=True)
 
 
 def snapshot(value: Any, tensor_type: type, meta_only: bool = False) -> Any:
