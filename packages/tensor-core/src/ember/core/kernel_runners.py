@@ -228,6 +228,9 @@ _LAYOUT_CHECKS = {
     "no operands": """    if not out.size or not out.flags.c_contiguous:
         out = _conform(op, args, params, out)
 """,
+    "row-major": """    if not out.size or not out.flags.c_contiguous:
+        out = _conform(op, args, params, out)
+""",
     "general": """    if not out.size or not out.flags.c_contiguous or (
             not a._data.flags.c_contiguous) or (
             n == 2 and y.__class__ is _ndarray and not y.flags.c_contiguous) or (

@@ -29,20 +29,24 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "conform", "laid_out", "ALWAYS"]
+__all__ = ["kind_of", "suspect", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
 
 # ops whose result torch permutes even for row-major operands (their rule is consulted on
 # every call; their kernels are large anyway)
 ALWAYS = frozenset({"einsum"})
+# ops whose rule gives a row-major result whatever their operands' layouts (torch's
+# products allocate it so): only a result numpy did not lay out row-major is looked at,
+# not their operands (a linear layer's transposed weight would ask the rule every call)
+ROW_MAJOR = frozenset({"matmul", "addmm", "addbmm", "vdot"})
 
 
 def kind_of(op: Op) -> str:
     """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, or no
     rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
-    as torch's), 'always', 'ufunc' (the kernel is one numpy ufunc, the rule
-    TensorIterator's) or 'general'."""
+    as torch's), 'always', 'row-major' (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy
+    ufunc, the rule TensorIterator's) or 'general'."""
     from .meta import DYNAMIC, ITERATOR_RULES
 
     if op.view or op.mutates or op.meta is None:
@@ -51,6 +55,8 @@ def kind_of(op: Op) -> str:
         return "dynamic"
     if op.name in ALWAYS:
         return "always"
+    if op.name in ROW_MAJOR:
+        return "row-major"
     if isinstance(op.table["cpu"], np.ufunc) and op.meta in ITERATOR_RULES:
         return "ufunc"
     return "general"
@@ -71,6 +77,8 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
         if o.__class__ is _ndarray and (not o.size or (
                 kind != "ufunc" and not o.flags.c_contiguous)):
             return True
+    if kind == "row-major":
+        return False
     if kind == "ufunc":
         arrays = [a for a in args if isinstance(a, Tensor) and a._data.ndim]
         return len(arrays) > 1 and not all(a._data.flags.c_contiguous for a in arrays)
