@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 import torch
 
 import ember.core as ember
@@ -126,3 +128,15 @@ def check(actual: Any, expected: Any, rtol: float | None = None, atol: float | N
             np.testing.assert_allclose(part(a), part(e), rtol=r, atol=t, equal_nan=equal_nan)
     else:
         np.testing.assert_array_equal(a, e)
+
+
+def check_same_error(fn: Callable[[Any], Any], phrase: str) -> None:
+    """``fn(torch)`` and ``fn(ember.core)`` raise the same exception type, each with
+    ``phrase`` in its message (the check an op makes first, in torch's order)."""
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    assert phrase in str(expected.value)
+    with pytest.raises(Exception) as got:
+        fn(ember)
+    assert type(got.value) is type(expected.value)
+    assert phrase in str(got.value)
