@@ -37,7 +37,8 @@ from . import anomaly_mode
 from .formulas import FORMULAS, INPLACE_FORMULAS, Formula, missing_formula
 from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
 
-__all__ = ["step", "node_class", "synthetic_node", "set_formula", "history"]
+__all__ = ["step", "node_class", "synthetic_node", "set_formula", "history",
+           "output_nr"]
 
 _next_seq = itertools.count().__next__
 _new = object.__new__
@@ -299,7 +300,7 @@ def renew(view: Tensor) -> None:
         view._gv = view._vc[0]
         return
     if view._cm:
-        raise refused_view_write(view, _output_nr(view), indirect=True)
+        raise refused_view_write(view, output_nr(view), indirect=True)
     view._gv = view._vc[0]
     if base.dtype is not view.dtype:
         return
@@ -324,7 +325,8 @@ def _mark_views(root: Tensor, known: tuple[Tensor, ...]) -> None:
             t._requires_grad = t._requires_grad or t.dtype.category >= 2
 
 
-def _output_nr(t: Tensor) -> int:
+def output_nr(t: Tensor) -> int:
+    """Which output of its node ``t`` is (``Tensor.output_nr``)."""
     m = t._ag
     return 0 if m is None else m.output_nr  # type: ignore[no-any-return]
 

@@ -10,7 +10,7 @@ from ember.core.tensor import Tensor
 
 from .differentiate import backward as _backward
 from .graph import RemovableHandle, meta
-from .recording import history
+from .recording import history, output_nr
 
 __all__ = ["install"]
 
@@ -29,11 +29,6 @@ def _require_grad(t: Tensor) -> None:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
 
 
-def _output_nr(t: Tensor) -> int:
-    m = t._ag
-    return 0 if m is None else m.output_nr  # type: ignore[no-any-return]
-
-
 def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
     """``hook(grad)`` runs each time this tensor's gradient is computed; a tensor it returns
     replaces the gradient. Returns a handle whose ``remove()`` unregisters it."""
@@ -45,7 +40,7 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Remo
             m.hooks = []
         hooks = m.hooks
     else:
-        hooks = node._extra().tensor_prehooks.setdefault(_output_nr(self), [])
+        hooks = node._extra().tensor_prehooks.setdefault(output_nr(self), [])
     hooks.append(hook)
     return RemovableHandle(hooks, hook)
 
@@ -71,16 +66,12 @@ def retain_grad(self: Tensor) -> None:
     if node is None:
         return
     meta(self).retains_grad = True
-    node._extra().retains[_output_nr(self)] = weakref.ref(self)
+    node._extra().retains[output_nr(self)] = weakref.ref(self)
 
 
 def _retains_grad(self: Tensor) -> bool:
     m = self._ag
     return self.grad_fn is not None and m is not None and m.retains_grad
-
-
-def _output_nr_property(self: Tensor) -> int:
-    return _output_nr(self)
 
 
 def _grad_fn(self: Tensor) -> Any:
@@ -95,7 +86,7 @@ METHODS: dict[str, Any] = {
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "retain_grad": retain_grad,
     "retains_grad": property(_retains_grad),
-    "output_nr": property(_output_nr_property),
+    "output_nr": property(output_nr),
     "grad_fn": property(_grad_fn),
 }
 

@@ -212,6 +212,10 @@ _PLAIN_TAIL = _NEW_TENSOR.replace("    t = _new(Tensor)\n", "{layout}\n    t = _
 """
 
 
+# a result that must be row-major whatever the operands: only numpy's own departures
+_ROW_MAJOR_CHECK = """    if not out.size or not out.flags.c_contiguous:
+        out = _conform(op, args, params, out)
+"""
 # The layout check of a new result, by ``result_layouts.kind_of``: free of any lookup, and
 # of any flag read where numpy's layout is torch's by construction (one ufunc on one array)
 _LAYOUT_CHECKS = {
@@ -225,12 +229,8 @@ _LAYOUT_CHECKS = {
             ) or (n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,
-    "no operands": """    if not out.size or not out.flags.c_contiguous:
-        out = _conform(op, args, params, out)
-""",
-    "row-major": """    if not out.size or not out.flags.c_contiguous:
-        out = _conform(op, args, params, out)
-""",
+    "no operands": _ROW_MAJOR_CHECK,
+    "row-major": _ROW_MAJOR_CHECK,
     "general": """    if not out.size or not out.flags.c_contiguous or (
             not a._data.flags.c_contiguous) or (
             n == 2 and y.__class__ is _ndarray and not y.flags.c_contiguous) or (

@@ -458,15 +458,17 @@ def refuse_view_writes(t: Tensor) -> None:
         raise refused_view_write(t, t.output_nr, indirect=False)
 
 
-def refuse_leaf_writes(t: Tensor) -> None:
+def refuse_leaf_writes(t: Tensor, views: bool = True) -> None:
     """Under autograd, before an in-place write into ``t``: torch's refusal when ``t`` is a
     leaf that requires grad, or a view of one (autograd's own check, made where an op's
-    other checks come after it in torch, or where autograd does not record the op)."""
-    if t._requires_grad and t._grad_fn is None:
+    other checks come after it in torch, or where autograd does not record the op).
+    ``views=False``: views are left to the write-back, which refuses them."""
+    base = t._base
+    if t._requires_grad and t._grad_fn is None and (views or base is None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    base = t._base
-    if base is not None and t._gv >= 0 and base._requires_grad and base._grad_fn is None:
+    if views and base is not None and t._gv >= 0 and base._requires_grad and \
+            base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
 

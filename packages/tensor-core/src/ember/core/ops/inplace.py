@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..dispatch import grad_mode, steps
-from ..tensor import Tensor, refuse_view_writes
+from ..tensor import Tensor, refuse_leaf_writes, refuse_view_writes
 from .conversion import clone
 from .copying import assign_inplace, check_overlap
 
@@ -26,15 +26,6 @@ def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
     if self._requires_grad:
         return True
     return any(isinstance(a, Tensor) and a._requires_grad for a in args)
-
-
-def refuse_leaf_writes(self: Tensor) -> None:
-    """torch's autograd refusal of an in-place write into a leaf that requires grad, which
-    torch makes before the op's own argument checks (views of leaves are refused where the
-    result is written back)."""
-    if self._requires_grad and self._grad_fn is None and self._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
 
 
 def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial"
@@ -51,7 +42,7 @@ def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         recorded = in_graph(self, args)
         if recorded:
-            refuse_leaf_writes(self)  # autograd's refusal comes before the op's own checks
+            refuse_leaf_writes(self, views=False)  # autograd refuses before the op checks
         if overlap is not None and isinstance(self, Tensor):
             check_overlap(name, self, args, full)
             if kwargs:
