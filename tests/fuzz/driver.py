@@ -225,21 +225,12 @@ def write_known(cases: list[Case], seed: int, path: Path = KNOWN_FAILURES) -> No
 def reached_primitives(programs_per_entry: int = 4, seed: int = 0) -> dict[str, set[str]]:
     """Primitive name -> the catalogue entries whose calls reached it in Ember, from a few
     programs drawn from each entry alone."""
-    from ember.core.dispatch_modes import TorchDispatchMode
-
-    class Names(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.names: set[str] = set()
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            self.names.add(func.name)
-            return func(*args, **(kwargs or {}))
+    from ember.core.dispatch_modes import PrimitiveNames
 
     reached: dict[str, set[str]] = {}
 
     def draw(n: int, entry: Entry, i: int) -> None:
-        names = Names()
+        names = PrimitiveNames()
         run(generate(np.random.default_rng([seed, n, i]), [entry]), ember, names)
         for name in names.names:
             reached.setdefault(name, set()).add(entry.op)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 from autograd_oracle import TOP, check
-from dispatch_oracle import Names
 
 import ember.core as E
 import ember.library as library
 from ember.core.dispatch import REGISTRY
+from ember.core.dispatch_modes import PrimitiveNames
 
 _names = itertools.count()
 
@@ -69,7 +69,7 @@ def test_meta_tensors_use_the_fake_rule(ns):
 def test_it_goes_through_the_door(ns):
     op = numpy_sin_op(TOP, library, ns)
     x = E.ones(2, requires_grad=True)
-    with Names() as seen:
+    with PrimitiveNames() as seen:
         op(x).sum().backward()
     assert f"{ns}::numpy_sin" in seen.names
     assert library.ops.__getattr__(ns).numpy_sin is REGISTRY[f"{ns}::numpy_sin"]

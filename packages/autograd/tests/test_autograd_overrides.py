@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 from autograd_oracle import E
-from dispatch_oracle import Names
+
+from ember.core.dispatch_modes import PrimitiveNames
 
 
 def test_as_subclass_keeps_history() -> None:
@@ -18,7 +19,7 @@ def test_as_subclass_keeps_history() -> None:
 
 
 def test_dispatch_mode_sees_primitives_after_autograd_including_backward() -> None:
-    log = Names()
+    log = PrimitiveNames()
     x = E.ones(3, requires_grad=True)
     with log:
         y = (x * 2).exp().sum()

@@ -124,19 +124,6 @@ class Recorder(TorchDispatchMode):
         return out
 
 
-class Names(TorchDispatchMode):
-    """The names of the primitives dispatched inside it, in order."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
-        self.names.append(func.name)
-        return func(*args, **(kwargs or {}))
-
-
 def _bits(a: Any) -> tuple[Any, ...]:
     arr = np.asarray(a)  # (ascontiguousarray would make a 0-d array 1-d)
     return arr.dtype, arr.shape, arr.tobytes(order="C")

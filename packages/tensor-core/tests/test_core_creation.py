@@ -5,10 +5,10 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from dispatch_oracle import Names
 from torch_oracle import check
 
 import ember.core as ember
+from ember.core.dispatch_modes import PrimitiveNames
 from ember.core.meta import MetaArray
 
 MODULES = {"np": np}
@@ -413,7 +413,7 @@ DISPATCHED = [
 def test_factories_dispatch_their_primitive(expr, primitives):
     MODULES["x"] = ember.ones(2, 3)
     try:
-        with Names() as seen:
+        with PrimitiveNames() as seen:
             run(expr, ember)
     finally:
         del MODULES["x"]

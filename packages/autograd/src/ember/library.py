@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode, register
-from ember.core.dispatch_modes import TorchDispatchMode
+from ember.core.dispatch_modes import PrimitiveNames
 from ember.core.tensor import Tensor, bump_version, make
 
 from .autograd.formula import Formula
@@ -472,17 +472,6 @@ def get_ctx() -> Any:
 
 # ---------------------------------------------------------------------- opcheck, ops
 
-class _Seen(TorchDispatchMode):
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
-                           kwargs: dict[str, Any] | None = None) -> Any:
-        self.names.append(func.name)
-        return func(*args, **(kwargs or {}))
-
-
 def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
             test_utils: Any = None, raise_exception: bool = True) -> dict[str, str]:
     """torch.library.opcheck: the op runs through the dispatcher, and its fake rule gives
@@ -491,7 +480,7 @@ def opcheck(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
     kwargs = kwargs or {}
     results: dict[str, str] = {}
     try:
-        with _Seen() as seen:
+        with PrimitiveNames() as seen:
             real = target(*args, **kwargs)
         if target.name not in seen.names:
             raise AssertionError(f"{target.name} was not dispatched")

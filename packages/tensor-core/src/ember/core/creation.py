@@ -202,12 +202,14 @@ def _empty(*, size: tuple[int, ...], dtype: _dt.dtype, device: device,
            strides: tuple[int, ...] | None = None) -> Any:
     # zeroed rather than uninitialized, so that a recorded call replays bit for bit (numpy
     # takes zeroed pages from the system for large buffers: no pass over the memory)
-    return allocate(array_module(device), size, dtype.np, strides, 0)
+    xp = device.xp or array_module(device)
+    return xp.zeros(size, dtype.np) if strides is None else allocate(xp, size, dtype.np,
+                                                                     strides, 0)
 
 
 def _full(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: device,
           strides: tuple[int, ...] | None = None) -> Any:
-    return allocate(array_module(device), size, dtype.np, strides, fill_value)
+    return allocate(device.xp or array_module(device), size, dtype.np, strides, fill_value)
 
 
 def _factory_meta(*, size: tuple[int, ...], dtype: _dt.dtype,
@@ -248,7 +250,8 @@ def _sized(op: str, size: tuple[Any, ...], kwargs: dict[str, Any], value: Any, d
     """``zeros`` and ``ones``: ``value`` in every element of a new row-major tensor."""
     shape = _sizes(op, size, kwargs)
     dt, d = target(dtype, device)
-    return finish(_filled(shape, value, dt, d), requires_grad, out, op)
+    t = FULL.door((), {"size": shape, "fill_value": value, "dtype": dt, "device": d})
+    return t if out is None and not requires_grad else finish(t, requires_grad, out, op)
 
 
 def zeros(*size: Any, out: Tensor | None = None, dtype: Any = None, layout: Any = None,

@@ -14,7 +14,7 @@ from typing import Any, Self
 
 from .dispatch import disengage, engage, state
 
-__all__ = ["TorchDispatchMode", "current_modes", "is_in_torch_dispatch_mode"]
+__all__ = ["TorchDispatchMode", "PrimitiveNames", "current_modes", "is_in_torch_dispatch_mode"]
 
 
 class TorchDispatchMode:
@@ -44,6 +44,21 @@ class TorchDispatchMode:
     @classmethod
     def push(cls, *args: Any, **kwargs: Any) -> Self:
         return cls(*args, **kwargs).__enter__()
+
+
+class PrimitiveNames(TorchDispatchMode):
+    """The names of the primitives dispatched inside ``with PrimitiveNames() as seen:``, in
+    order, in ``seen.names``: what a test or ``library.opcheck`` asks when it needs to know
+    that an op went through the dispatcher."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: tuple[type, ...], args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
+        self.names.append(func.name)
+        return func(*args, **(kwargs or {}))
 
 
 def current_modes() -> list[TorchDispatchMode]:
