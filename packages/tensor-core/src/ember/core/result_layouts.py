@@ -43,14 +43,14 @@ ROW_MAJOR = frozenset({"matmul", "addmm", "addbmm", "vdot"})
 
 
 def kind_of(op: Op) -> str:
-    """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, or no
-    rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
+    """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, a random
+    op, or no rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
     as torch's), 'always', 'row-major' (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy
     ufunc, the rule TensorIterator's) or 'general'."""
     from .meta import DYNAMIC, ITERATOR_RULES
 
-    if op.view or op.mutates or op.meta is None:
-        return "none"
+    if op.view or op.mutates or op.meta is None or op.kind == "random":
+        return "none"  # random ops lay their values out by their params themselves
     if op.meta == DYNAMIC:
         return "dynamic"
     if op.name in ALWAYS:

@@ -191,7 +191,8 @@ def _host(operand: Any) -> Any:
 
 def _forward(draw: Callable[..., np.ndarray]) -> Callable[..., Any]:
     """The primitive's forward: ``draw`` from the stream at ``state``, placed on ``device``
-    with element ``strides`` (None: row-major), and the state after it."""
+    with element ``strides`` (None: row-major), and the state after it. The values are
+    laid out as the meta rule states, so the kernel step does not check them."""
 
     def forward(state: np.ndarray, *operands: Any, device: device,
                 strides: tuple[int, ...] | None = None, **params: Any) -> Any:
@@ -202,10 +203,11 @@ def _forward(draw: Callable[..., np.ndarray]) -> Callable[..., Any]:
                 break
         values = draw(stream, *operands, **params)
         xp = array_module(device)
-        if strides is None:
+        if strides is None and values.size and values.flags.c_contiguous:
             placed = xp.asarray(values)
-        else:
-            placed = allocate(xp, values.shape, values.dtype, strides)
+        else:  # numpy gives an empty array zero strides, torch row-major ones
+            placed = allocate(xp, values.shape, values.dtype,
+                              strides or meta.contiguous_strides(values.shape))
             placed[...] = xp.asarray(values)
         return placed, advanced(stream, state)
 
