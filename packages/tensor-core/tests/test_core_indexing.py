@@ -543,6 +543,31 @@ def test_index_ops_check_in_torchs_order(case: int) -> None:
     check_same_error(fn, phrase)
 
 
+# an index without elements writes nothing: torch checks neither the shapes nor a number's
+# range (nor, for scatter_reduce, a complex amax), only the source's dtype
+SCATTERS_OF_NOTHING = [
+    lambda m: m.scatter(m.tensor(-float("inf"), dtype=m.float64), -1, m.zeros(0, dtype=m.int64),
+                        1j),
+    lambda m: m.scatter(m.zeros(2, dtype=m.uint8), 0, m.zeros(0, dtype=m.int64), 300),
+    lambda m: m.scatter(m.zeros(2, dtype=m.int8), 0, m.zeros(0, 2, dtype=m.int64), 1j,
+                        reduce="multiply"),
+    lambda m: m.scatter(m.zeros(2, dtype=m.int8), 0, m.zeros(0, 2, dtype=m.int64),
+                        m.ones(3, dtype=m.int8)),
+    lambda m: m.zeros(2, 3).scatter_(0, m.zeros(0, 5, 7, dtype=m.int64), m.ones(1, 1, 1)),
+    lambda m: m.scatter_add(m.zeros(2), 0, m.zeros(0, 2, dtype=m.int64), m.ones(3)),
+    lambda m: m.scatter_reduce(m.zeros(2, dtype=m.complex64), 0, m.zeros(0, dtype=m.int64),
+                               m.ones(2, dtype=m.complex64), "amax"),
+    lambda m: m.scatter_reduce(m.ones(2), 0, m.zeros(0, 2, dtype=m.int64), m.ones(3), "mean",
+                               include_self=False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SCATTERS_OF_NOTHING)))
+def test_scatter_through_an_empty_index_checks_nothing_it_would_write(case: int) -> None:
+    fn = SCATTERS_OF_NOTHING[case]
+    check(fn(ember), fn(torch))
+
+
 @pytest.mark.parametrize("source", [(), (1,), (2,)])
 def test_index_copy_into_0d_and_from_0d(source: tuple[int, ...]) -> None:
     index = [0] * (source[0] if source else 1)
