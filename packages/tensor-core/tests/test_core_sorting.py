@@ -318,6 +318,22 @@ def test_searchsorted_promotes(bdtype: str, vdtype: str) -> None:
         check(ember.bucketize(scalar, be), torch.bucketize(scalar, bt))
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "bool"])
+@pytest.mark.parametrize("bshape,vshape", [((2,), (0,)), ((2, 3), (2, 0)), ((0,), (0,))])
+def test_searchsorted_of_no_values_refuses_no_dtype(dtype: str, bshape: tuple[int, ...],
+                                                     vshape: tuple[int, ...]) -> None:
+    # torch's kernel returns before it picks a loop for the dtype (it has no bool or complex
+    # one) when there is no value to look up
+    for sorted_dtype in (dtype, "float32"):
+        be, bt = both(np.zeros(bshape), sorted_dtype)
+        ve, vt = both(np.zeros(vshape), dtype)
+        for out_int32 in (False, True):
+            check(ember.searchsorted(be, ve, out_int32=out_int32),
+                  torch.searchsorted(bt, vt, out_int32=out_int32))
+        if len(bshape) == 1:
+            check(ember.bucketize(ve, be), torch.bucketize(vt, bt))
+
+
 @pytest.mark.parametrize("dtype", DTYPES_INT)
 @pytest.mark.parametrize("n", [0, 1, 20])
 def test_bincount(dtype: str, n: int) -> None:
@@ -441,6 +457,10 @@ ERRORS = [
     ("searchsorted lead dims", lambda m, a: m.searchsorted(a["m"], a["x"]), RuntimeError),
     ("searchsorted N-d scalar", lambda m, a: m.searchsorted(a["m"], 2), RuntimeError),
     ("searchsorted bool", lambda m, a: m.searchsorted(a["b"], a["b"]), NotImplementedError),
+    ("searchsorted complex", lambda m, a: m.searchsorted(a["x"], a["c"]), NotImplementedError),
+    ("searchsorted complex number", lambda m, a: m.searchsorted(a["x"], 1j),
+     NotImplementedError),
+    ("bucketize complex", lambda m, a: m.bucketize(a["c"], a["x"]), NotImplementedError),
     ("searchsorted sorter dtype", lambda m, a: m.searchsorted(a["x"], a["x"], sorter=a["x"]),
      RuntimeError),
     ("searchsorted sorter shape", lambda m, a: m.searchsorted(a["x"], a["x"], sorter=a["i"]),
