@@ -343,6 +343,8 @@ LEAF_WRITES_WITH_BAD_ARGUMENTS = [  # in-place ops whose own checks fail too
     lambda m, x: x.index_add_(0, m.zeros(2, 2, dtype=m.int64), m.ones(2, dtype=m.float32)),
     lambda m, x: x.index_fill_(0, m.tensor([0], dtype=m.int32), 1.0),
     lambda m, x: x.scatter_(0, m.zeros(1, dtype=m.int64), m.ones(1, dtype=m.float64)),
+    lambda m, x: x.bitwise_not_(),  # a kernel without float loops
+    lambda m, x: x.copy_(x),  # copy_ of self returns at once, after autograd's check
 ]
 
 
@@ -355,6 +357,30 @@ def test_in_place_on_leaf_refused_before_the_ops_checks(case: int) -> None:
         fn(torch, torch.tensor(1.0, requires_grad=True))
     with pytest.raises(RuntimeError, match=message):
         fn(E, E.tensor(1.0, requires_grad=True))
+
+
+WRITES_INTO_VIEWS_OF_LEAVES = [  # in-place ops into views of leaves whose own checks fail too
+    lambda m, x: x.expand(3).exp_(),  # the written memory is shared
+    lambda m, x: x.expand(3).bitwise_not_(),
+    lambda m, x: x.expand(3).add_(m.ones(2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WRITES_INTO_VIEWS_OF_LEAVES)))
+def test_in_place_on_view_of_leaf_refused_before_the_ops_checks(case: int) -> None:
+    fn = WRITES_INTO_VIEWS_OF_LEAVES[case]
+    message = "a view of a leaf Variable that requires grad is being used in an in-place"
+    with pytest.raises(RuntimeError, match=message):
+        fn(torch, torch.ones(1, requires_grad=True))
+    with pytest.raises(RuntimeError, match=message):
+        fn(E, E.ones(1, requires_grad=True))
+
+
+def test_in_place_abs_of_a_complex_leaf_refused_as_a_leaf_write() -> None:
+    message = "a leaf Variable that requires grad is being used in an in-place operation."
+    for m in (torch, E):
+        with pytest.raises(RuntimeError, match=message):
+            m.ones(2, dtype=m.complex64, requires_grad=True).abs_()
 
 
 # programs whose gradient's layout follows the ops they ran, not the leaf's

@@ -395,11 +395,29 @@ INPLACE_CHECK_ORDER = [
     lambda L: L.ones(2, dtype=L.int64).atan2_(L.ones(2, dtype=L.int64)),
     lambda L: L.ones(2, dtype=L.int64).__ilshift__(1.5),
     lambda L: L.ones(2, dtype=L.float16).lt_(L.ones(3)),
+    # the argument parser's refusal of a number comes before everything
+    lambda L: L.tensor([-0.5], dtype=L.float64).expand(2).logical_and_(1.5),
+    lambda L: L.tensor([[[1.5]]]).expand(1, 2, 1).logical_xor_(0.5),
+    lambda L: L.ones(1).expand(3).hypot_(1.5),
+]
+# torch's iterator checks the operands' shapes before its kernel refuses their dtype; an
+# op's own refusal (maximum of complex tensors) comes before both
+BINARY_CHECK_ORDER = [
+    lambda L: L.bitwise_xor(L.zeros(4, 1, 1), L.zeros(2, 1, 1)),
+    lambda L: L.ones(1, 3) | L.ones(1, 2),
+    lambda L: L.hypot(L.ones(3, dtype=L.int64), L.ones(2, dtype=L.int64)),
+    lambda L: L.ones(3, 2, 1, dtype=L.complex64).copysign(L.ones(3, 2, 1, 3, dtype=L.complex64)),
+    lambda L: L.logaddexp(L.ones(4, 1, dtype=L.int64), L.ones(2, 1, dtype=L.int64)),
+    lambda L: L.ones(2, 1, dtype=L.bfloat16).bitwise_left_shift(L.ones(2, 3, dtype=L.bfloat16)
+                                                                [:1].expand(2, 3)[:, :2].t()),
+    lambda L: L.bitwise_right_shift(L.ones(4, 3, 3, dtype=L.float16), L.ones(2, 1, 1,
+                                                                             dtype=L.float64)),
+    lambda L: L.bitwise_left_shift(L.ones(4, dtype=L.complex64), 2),
+    lambda L: L.maximum(L.ones(3, dtype=L.complex64), L.ones(2, dtype=L.complex64)),
 ]
 
 
-@pytest.mark.parametrize("fn", INPLACE_CHECK_ORDER)
-def test_inplace_checks_in_torch_order(fn):
+def _same_error(fn):
     with pytest.raises(Exception) as expected:
         fn(torch)
     with pytest.raises(Exception) as raised:
@@ -407,6 +425,16 @@ def test_inplace_checks_in_torch_order(fn):
     assert type(raised.value) is type(expected.value), f"{raised.value!r}, {expected.value!r}"
     op, _, text = str(raised.value).partition(": ")
     assert text == str(expected.value) or str(raised.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("fn", INPLACE_CHECK_ORDER)
+def test_inplace_checks_in_torch_order(fn):
+    _same_error(fn)
+
+
+@pytest.mark.parametrize("fn", BINARY_CHECK_ORDER)
+def test_binary_checks_in_torch_order(fn):
+    _same_error(fn)
 
 
 @pytest.mark.parametrize("name", ["bitwise_or", "bitwise_xor", "bitwise_and", "add", "mul"])

@@ -180,6 +180,13 @@ SETITEM = [  # (shape, dtype, index builder, value builder taking (module, dtype
     ((4, 5), "bfloat16", lambda m: (1, slice(1, 4)), lambda m, d: 1.1),
     ((4, 5), "float16", lambda m: 0, lambda m, d: -1e6),  # overflows to -inf, unchecked
     ((4, 5), "float16", lambda m: mod_tensor(m, [[0, 1]]), lambda m, d: mod_tensor(m, ints(0, 9, (5,)), d)),
+    # one element through one mask: torch's masked_fill_ of its item(), whatever its dtype
+    ((4, 5), "bfloat16", lambda m: mod_tensor(m, ints(0, 2, (4, 5)).astype(bool)),
+     lambda m, d: mod_tensor(m, 0.5, "float64")),
+    ((4, 5), "float32", lambda m: (slice(None), mod_tensor(m, [True, False, True, True, False])),
+     lambda m, d: mod_tensor(m, [[2]], "int64")),
+    ((4, 5), "uint8", lambda m: mod_tensor(m, ints(0, 2, (4,)).astype(bool)),
+     lambda m, d: mod_tensor(m, 2.5, "float32")),
     ((), "float32", lambda m: Ellipsis, lambda m, d: 4.0),
     ((), "float32", lambda m: None, lambda m, d: mod_tensor(m, [4.0], d)),
     ((0, 3), "float32", lambda m: (slice(None), 1), lambda m, d: 4.0),
@@ -223,6 +230,13 @@ SETITEM_ERRORS = [  # (dtype, index builder, value builder)
     ("float32", lambda m: slice(None, None, -1), lambda m: 0.0),
     ("float32", lambda m: [9], lambda m: 0.0),
     ("float32", lambda m: (0, 0, 0), lambda m: 0.0),
+    # a one-element value through a mask is converted with the checks of a number
+    ("uint8", lambda m: mod_tensor(m, np.ones((3, 5), bool)), lambda m: mod_tensor(m, -1.5)),
+    ("bfloat16", lambda m: mod_tensor(m, np.ones(3, bool)), lambda m: mod_tensor(m, 1j)),
+    # other values must have self's dtype
+    ("float32", lambda m: mod_tensor(m, np.ones(3, bool)), lambda m: mod_tensor(m, [1.0, 2.0])),
+    ("float32", lambda m: mod_tensor(m, True), lambda m: mod_tensor(m, 1.0)),
+    ("float32", lambda m: mod_tensor(m, [0, 1]), lambda m: mod_tensor(m, 1.0)),
 ]
 
 
@@ -443,6 +457,23 @@ def test_op_errors(case: int) -> None:
 # Inputs failing two or more of an op's checks at once: the error is the one torch checks
 # first (its type, and a phrase of its message). f(m) builds everything with module m.
 ERROR_ORDER = [
+    # masked_fill and index_fill fill with a 0-d tensor's item(), converted with its checks
+    (lambda m: m.masked_fill(m.tensor(5, dtype=m.uint8), m.tensor(False), m.tensor(-1.5)),
+     "cannot be converted to type uint8_t"),
+    (lambda m: m.zeros(0, dtype=m.int8).masked_fill_(m.tensor(True), m.tensor(200)),
+     "cannot be converted to type int8_t"),
+    (lambda m: m.zeros(2, dtype=m.float16).masked_fill(m.tensor(True), m.tensor(1e10)),
+     "without overflow"),
+    (lambda m: m.zeros(2, dtype=m.uint8).index_fill_(0, m.tensor([0]), m.tensor(-1.5)),
+     "cannot be converted to type uint8_t"),
+    # scatter_reduce has no complex amax and amin (after the shapes, before the bounds)
+    (lambda m: m.scatter_reduce(m.tensor(1j), 0, m.tensor(5), m.tensor(1j), "amax"),
+     '"scatter_gather_tensor_cpu_reduce_amax" not implemented'),
+    (lambda m: m.tensor(1j).scatter_reduce_(0, m.tensor(0), m.tensor(1j), "amin",
+                                            include_self=False),
+     '"scatter_gather_tensor_cpu_reduce_amin" not implemented'),
+    (lambda m: m.scatter_reduce(m.tensor(1j), 0, m.tensor([[0]]), m.tensor(1j), "amax"),
+     "Index tensor must have the same number of dimensions"),
     # index_copy: the index count against a 0-d source before the dtypes
     (lambda m: m.index_copy(m.tensor(7.0), 0, m.zeros(0, dtype=m.int64),
                             m.ones((), dtype=m.int16)), "When source is scalar"),
@@ -510,6 +541,31 @@ ERROR_ORDER = [
 def test_index_ops_check_in_torchs_order(case: int) -> None:
     fn, phrase = ERROR_ORDER[case]
     check_same_error(fn, phrase)
+
+
+# an index without elements writes nothing: torch checks neither the shapes nor a number's
+# range (nor, for scatter_reduce, a complex amax), only the source's dtype
+SCATTERS_OF_NOTHING = [
+    lambda m: m.scatter(m.tensor(-float("inf"), dtype=m.float64), -1, m.zeros(0, dtype=m.int64),
+                        1j),
+    lambda m: m.scatter(m.zeros(2, dtype=m.uint8), 0, m.zeros(0, dtype=m.int64), 300),
+    lambda m: m.scatter(m.zeros(2, dtype=m.int8), 0, m.zeros(0, 2, dtype=m.int64), 1j,
+                        reduce="multiply"),
+    lambda m: m.scatter(m.zeros(2, dtype=m.int8), 0, m.zeros(0, 2, dtype=m.int64),
+                        m.ones(3, dtype=m.int8)),
+    lambda m: m.zeros(2, 3).scatter_(0, m.zeros(0, 5, 7, dtype=m.int64), m.ones(1, 1, 1)),
+    lambda m: m.scatter_add(m.zeros(2), 0, m.zeros(0, 2, dtype=m.int64), m.ones(3)),
+    lambda m: m.scatter_reduce(m.zeros(2, dtype=m.complex64), 0, m.zeros(0, dtype=m.int64),
+                               m.ones(2, dtype=m.complex64), "amax"),
+    lambda m: m.scatter_reduce(m.ones(2), 0, m.zeros(0, 2, dtype=m.int64), m.ones(3), "mean",
+                               include_self=False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SCATTERS_OF_NOTHING)))
+def test_scatter_through_an_empty_index_checks_nothing_it_would_write(case: int) -> None:
+    fn = SCATTERS_OF_NOTHING[case]
+    check(fn(ember), fn(torch))
 
 
 @pytest.mark.parametrize("source", [(), (1,), (2,)])

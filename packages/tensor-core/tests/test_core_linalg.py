@@ -223,6 +223,10 @@ TENSORDOT = [
     ((2, 1), (3, 4), 1), ((2, 3), (1, 4), 1), ((2, 3, 4), (3, 5), 1), ((2, 3), (3, 4), -1),
     ((2, 3), (3, 4), 3), ((2, 3), (3, 4), ([1], [0, 1])), ((2, 3), (3, 4), ([2], [0])),
     ((3, 3), (3, 3), ([0, 0], [0, 1])), ((0, 3), (3, 2), 1), ((2, 3), (3, 4), (1, 0)),
+    # contractions to one element: torch's dot, or a sum of the product where the operands
+    # are not contiguous with their contracted dims moved together
+    ((1, 1, 0), (1, 1, 0), 3), ((2,), (2,), 1), ((1, 2), (2, 1), 1), ((0,), (0,), 1),
+    ((2, 2), (2, 2), ([1, 0], [1, 0])), ((1,), (1,), 1), ((2, 0), (0, 2), 1),
 ]
 
 
@@ -231,6 +235,25 @@ TENSORDOT = [
 @pytest.mark.parametrize("a,b,dims", TENSORDOT, ids=str)
 def test_tensordot(a, b, dims, dtype):
     run(lambda L, x, y: L.tensordot(x, y, dims=dims), [pair(a, dtype), pair(b, dtype, seed=1)])
+
+
+# a bool contraction to one element is refused by torch's dot (contiguous operands) but
+# computed as a sum of the product otherwise
+BOOL_TENSORDOTS = [
+    lambda L: L.tensordot(L.tensor([False]).expand(2), L.tensor([False]).expand(2), 1),
+    lambda L: L.tensordot(L.tensor([True, False, True, True])[::2], L.ones(2, dtype=L.bool), 1),
+    lambda L: L.tensordot(L.ones(2, dtype=L.bool), L.ones(4, dtype=L.bool)[::2], 1),
+    lambda L: L.tensordot(L.ones(1, 1, dtype=L.bool).expand(1, 2), L.ones(2, 1, dtype=L.bool), 1),
+    lambda L: L.tensordot(L.ones(3, 2, dtype=L.bool).t(), L.ones(2, 3, dtype=L.bool), 2),
+    lambda L: L.tensordot(L.ones(2, 3, dtype=L.bool), L.ones(3, 2, dtype=L.bool), 2),
+    lambda L: L.inner(L.tensor([False]).expand(2), L.ones(2, dtype=L.bool)),
+    lambda L: L.inner(L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BOOL_TENSORDOTS)))
+def test_bool_tensordot_as_the_kernel_torch_picks(case):
+    run(lambda L: BOOL_TENSORDOTS[case](L), [])
 
 
 def test_tensordot_dims_forms():
@@ -247,6 +270,32 @@ def test_kron(dtype):
     for a, b in [((2, 3), (4,)), ((), (4,)), ((), ()), ((2,), (3, 2)), ((0, 2), (2, 2)),
                  ((2, 1, 2), (3, 2))]:
         run(lambda L, x, y: L.kron(x, y), [pair(a, dtype), pair(b, dtype, seed=1)])
+
+
+# torch's kron multiplies views of its operands with dims added, so a 0-d operand promotes
+# as a dimensioned one (two 0-d operands promote the same either way); viewing the product
+# in the result's shape fails where an operand's dims are transposed
+KRONS = [
+    lambda L: L.kron(L.tensor([-8], dtype=L.int8), L.tensor(0)),
+    lambda L: L.kron(L.tensor([3.0, -2.0], dtype=L.float16), L.tensor(0.0, dtype=L.float64)),
+    lambda L: L.kron(L.ones(3, 2, dtype=L.bfloat16)[..., ::2], L.tensor(float("nan"))),
+    lambda L: L.kron(L.tensor(1, dtype=L.uint8), L.tensor([True, False])),
+    lambda L: L.kron(L.tensor(3.0, dtype=L.float16), L.tensor(0.5, dtype=L.float64)),
+    lambda L: L.kron(L.tensor(3, dtype=L.int8), L.tensor(0.5)),
+    lambda L: L.kron(L.tensor([[[-3, -7, -7]], [[1, -7, -5]]]),
+                     L.tensor([[[2.5], [-2.0]]], dtype=L.float64).permute(1, 2, 0)),
+    lambda L: L.kron(L.tensor([5.0, -2.0], dtype=L.float64), L.ones(3, 1, 4).permute(2, 1, 0)),
+    lambda L: L.kron(L.ones(2, 3).t(), L.ones(2, 2)),
+    lambda L: L.kron(L.ones(2, 3), L.ones(2, 2).t()),
+    lambda L: L.kron(L.ones(2, 3).t(), L.ones(2, 2).t()),
+    lambda L: L.kron(L.ones(1, 3).expand(2, 3), L.ones(2, 2)),
+    lambda L: L.kron(L.zeros(0, 3).t(), L.ones(2, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(KRONS)))
+def test_kron_promotes_and_views_as_torch(case):
+    run(lambda L: KRONS[case](L), [])
 
 
 CROSS = [((3,), (3,), 0), ((2, 3), (2, 3), None), ((3, 3, 2), (3, 3, 2), None),

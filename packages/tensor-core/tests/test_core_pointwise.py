@@ -487,6 +487,39 @@ def test_lerp_checks_in_torchs_order(case):
     check_same_error(fn, phrase)
 
 
+ADDC_ERROR_ORDER = [  # (f(m), a phrase of torch's message): the error torch checks first
+    # torch has no bool addcmul kernel: it refuses one after the memory and the shapes
+    (lambda m: (lambda x: x.addcmul_(x, x))(m.tensor([False]).expand(2)),
+     "more than one element of the written-to tensor"),
+    (lambda m: m.zeros(3, dtype=m.bool).addcmul_(m.zeros(4, dtype=m.bool),
+                                                 m.zeros(3, dtype=m.bool)), "must match the size"),
+    (lambda m: m.addcmul(m.zeros(3, dtype=m.bool), m.zeros(4, dtype=m.bool),
+                         m.zeros(3, dtype=m.bool)), "must match the size"),
+    (lambda m: m.zeros(1, dtype=m.bool).addcmul_(m.zeros(2, dtype=m.bool),
+                                                 m.zeros(2, dtype=m.bool)),
+     "doesn't match the broadcast shape"),
+    (lambda m: m.zeros(3, dtype=m.bool).addcmul(m.zeros(3, dtype=m.bool),
+                                                m.zeros(3, dtype=m.bool)),
+     '"addcmul_cpu_out" not implemented'),
+    (lambda m: m.ones(3, dtype=m.int64).addcdiv_(m.ones(4, dtype=m.int64),
+                                                 m.ones(3, dtype=m.int64)),
+     "Integer division with addcdiv"),
+    # float16 updates computed in float32 must fit self too
+    (lambda m: (lambda x: x.addcdiv_(x, m.tensor([-2])))(m.tensor(-3.0, dtype=m.float16)),
+     "doesn't match the broadcast shape"),
+    (lambda m: (lambda x: x.addcmul_(x, m.tensor([-2.0], dtype=m.bfloat16)))(
+        m.tensor(-3.0, dtype=m.bfloat16)), "doesn't match the broadcast shape"),
+    (lambda m: (lambda x: x.lerp_(x, m.tensor([0.5], dtype=m.float16)))(
+        m.tensor(-3.0, dtype=m.float16)), "doesn't match the broadcast shape"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ADDC_ERROR_ORDER)))
+def test_addcmul_addcdiv_check_in_torchs_order(case):
+    fn, phrase = ADDC_ERROR_ORDER[case]
+    check_same_error(fn, phrase)
+
+
 def test_lerp_promotes_with_a_0d_weight():
     # a 0-d float weight takes part in the promotion: integer inputs give a float result
     for weight in (0.25, 0.75):

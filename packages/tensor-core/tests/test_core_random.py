@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder
+from torch_oracle import check_same_error
 
 import ember.core as ember
 from ember.core.dispatch import REGISTRY
@@ -311,6 +312,52 @@ def test_inplace_errors_match_torch_and_leave_self_unchanged(dtype, call):
         eval(f"x.{call}", {"x": x, "m": ember, "math": math})
     np.testing.assert_array_equal(np.array(x), before)
     assert x._version == 0
+
+
+# torch checks an in-place sampler's arguments, then the written memory, then (in its
+# elementwise loop, which runs only where self has an element) the dtype; normal_ checks
+# the dtype before the memory, cauchy_ even of an empty tensor
+SAMPLER_CHECK_ORDER = [  # (self, the call, a phrase of torch's first error)
+    ("m.zeros(1, dtype=m.int64).expand(2)", "exponential_(-1)", "expects lambda > 0.0"),
+    ("m.zeros(1, dtype=m.int64).expand(2)", "exponential_()", "more than one element"),
+    ("m.zeros(2, dtype=m.complex64)", "exponential_()", "continuous probability distribution"),
+    ("m.zeros(1, dtype=m.bool).expand(2)", "geometric_(2)", "expects p to be in (0, 1)"),
+    ("m.zeros(1, dtype=m.bool).expand(2)", "geometric_(0.5)", "more than one element"),
+    ("m.zeros(2, dtype=m.complex64)", "geometric_(0.5)", '"geometric_cpu" not implemented'),
+    ("m.zeros(1, dtype=m.int64).expand(2)", "log_normal_(0, -1)", "expects std > 0.0"),
+    ("m.zeros(1, dtype=m.int64).expand(2)", "log_normal_()", "more than one element"),
+    ("m.zeros(1, dtype=m.int64).expand(2)", "normal_(0, -1)", "expects std >= 0.0"),
+    ("m.zeros(1, dtype=m.int64).expand(2)", "normal_()", '"normal_kernel_cpu" not implemented'),
+    ("m.zeros(2, dtype=m.int64)", "cauchy_(0, -1)", "expects sigma > 0.0"),
+    ("m.zeros(0, dtype=m.int64)", "cauchy_()", "continuous probability distribution"),
+    ("m.zeros(2, dtype=m.complex64)", "bernoulli_(3.0)", "expects p to be in [0, 1]"),
+    ("m.zeros(1, dtype=m.complex64).expand(2)", "bernoulli_()", "more than one element"),
+    ("m.zeros(2, dtype=m.complex64)", "bernoulli_(0.5)", '"bernoulli_scalar_cpu_" not'),
+    ("m.zeros(1).expand(2)", "bernoulli_(m.zeros(3, dtype=m.int64))", "more than one element"),
+    ("m.zeros(2, dtype=m.complex64)", "bernoulli_(m.zeros(3))", '"bernoulli_tensor_cpu_self_"'),
+    ("m.zeros(2)", "bernoulli_(m.zeros(3, dtype=m.int64))", "expand"),
+    ("m.zeros(2)", "bernoulli_(m.zeros(2, dtype=m.int64))", '"bernoulli_tensor_cpu_p_" not'),
+    ("m.zeros(1, dtype=m.complex64).expand(2)", "random_()", "more than one element"),
+    ("m.zeros(2, dtype=m.complex64)", "random_()", '"random_kernel_cpu" not implemented'),
+    ("m.zeros(0, dtype=m.complex64)", "random_(0, 2)", "check_random_bounds"),
+]
+
+
+@pytest.mark.parametrize("tensor, call, phrase", SAMPLER_CHECK_ORDER)
+def test_inplace_samplers_check_in_torchs_order(tensor, call, phrase):
+    check_same_error(lambda m: run(f"{tensor}.{call}", m), phrase)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "complex64"])
+@pytest.mark.parametrize("call", ["exponential_()", "geometric_(0.3)", "log_normal_()",
+                                  "bernoulli_(0.5)", "bernoulli_(m.zeros(3, dtype=m.int64))",
+                                  "normal_()", "random_()"])
+def test_inplace_samplers_of_empty_tensors_refuse_no_dtype(dtype, call):
+    # torch's loops pick their dtype only with an element to write (nothing of p is read)
+    for m in (torch, ember):
+        x = m.zeros(0, 1, dtype=getattr(m, dtype))
+        out = eval(f"x.{call}", {"m": m, "x": x})
+        assert out is x and tuple(x.shape) == (0, 1)
 
 
 # --------------------------------------------------------------------------- in place

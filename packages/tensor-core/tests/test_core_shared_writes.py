@@ -90,6 +90,22 @@ WRITES: list[tuple[str, Callable[[Any], tuple[Any, Any]], Callable[[Any, Any], A
      lambda m, e: e.add_(1)),
     ("size-0 copy_", lambda m: (lambda b: (b, b.expand(3, 0)))(m.zeros(1, 0)),
      lambda m, e: e.copy_(m.ones(3, 0))),
+    # torch's copy_ of the very elements of self returns at once, before the memory check;
+    # its nan_to_num_ of integers is such a copy
+    ("copy_ itself", _expanded, lambda m, e: e.copy_(e)),
+    ("copy_ a view of the same elements", _rows, lambda m, e: e.copy_(e[:])),
+    ("copy_ itself in another dtype", _expanded, lambda m, e: e.copy_(e.view(m.int32))),
+    ("nan_to_num_ int64", lambda m: (lambda b: (b, b.expand(2, 1)))(m.tensor([[-2]])),
+     lambda m, e: e.nan_to_num_(neginf=-5.0)),
+    ("nan_to_num_ bool", lambda m: (lambda b: (b, b.expand(1, 2)))(m.tensor([[True]])),
+     lambda m, e: e.nan_to_num_(1.0, 2.0, -3.0)),
+    ("nan_to_num_ float", _expanded, lambda m, e: e.nan_to_num_(0.0)),
+    # torch's x[mask] = v of a one-element v is masked_fill_(mask, v.item())
+    ("setitem mask, 0-d value of another dtype", _expanded,
+     lambda m, e: e.__setitem__(m.tensor([True, False, True]), m.tensor(2.5, dtype=m.float64))),
+    # torch has no bool addcmul kernel: the memory is checked first
+    ("bool addcmul_", lambda m: (lambda b: (b, b.expand(2)))(m.tensor([False])),
+     lambda m, e: e.addcmul_(e, e)),
 ]
 
 
@@ -154,11 +170,26 @@ OVERLAPS: list[tuple[str, Callable[[Any], Any], Callable[[Any, Any], Any]]] = [
     ("clamp_ shifted bound", _vector, lambda m, x: x[1:].clamp_(min=x[:-1])),
     ("copy_ shifted", _vector, lambda m, x: x[1:].copy_(x[:-1])),
     ("copy_ itself", _vector, lambda m, x: x.copy_(x)),
+    ("copy_ a view of the same elements", _vector, lambda m, x: x.copy_(x[:])),
     ("copy_ transposed self", _square, lambda m, x: x.copy_(x.t())),
     ("setitem shifted", _vector, lambda m, x: x.__setitem__(slice(1, None), x[:-1])),
+    # a 0-d value fills (torch's fill_ with a tensor copies an element of self first)
+    ("setitem None, a 0-d self", lambda m: m.tensor(7.), lambda m, x: x.__setitem__(None, x)),
+    ("setitem slice, an element of itself", _vector,
+     lambda m, x: x.__setitem__(slice(0, 2), x[1])),
+    ("fill_ an element of itself", _vector, lambda m, x: x.fill_(x[1])),
     ("index_put_ shifted values", _vector,
      lambda m, x: x[1:].index_put_((m.tensor([0, 1]),), x[:2])),
     ("index_put_ itself", _vector, lambda m, x: x.index_put_((m.tensor([0, 1, 2, 3]),), x)),
+    # a one-element value written through a mask is read first (torch's masked_fill_ of
+    # its item()); a longer one may not be part of the written tensor
+    ("setitem mask, an element of itself", _vector,
+     lambda m, x: x.__setitem__(x != 0, x[1:2])),
+    ("setitem mask, itself", _vector, lambda m, x: x.__setitem__(x != 0, x)),
+    ("index_put_ mask, an element of itself", _vector,
+     lambda m, x: x.index_put_((x > 1,), x[3:])),
+    ("index_put_ mask accumulating an element of itself", _vector,
+     lambda m, x: x.index_put_((x > 1,), x[3:], accumulate=True)),
     ("index_add_ shifted source", _vector,
      lambda m, x: x[1:].index_add_(0, m.tensor([0, 1]), x[:2])),
     ("scatter_ shifted source", _vector, lambda m, x: x[1:].scatter_(0, m.tensor([0, 1]), x[:2])),

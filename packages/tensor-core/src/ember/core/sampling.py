@@ -67,10 +67,17 @@ def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True,
     """torch's dtype refusal of ``kernel``. With ``shape``: the kernel is one of torch's
     elementwise loops, which choose their dtype only when there is an element to write,
     so an empty result of any dtype is no error."""
+    refusal = _float_refusal(kernel, dt, complex_ok)
+    if refusal is not None and not (shape is not None and 0 in shape):
+        raise refusal
+
+
+def _float_refusal(kernel: str, dt: _dt.dtype, complex_ok: bool = True
+                   ) -> NotImplementedError | None:
+    """torch's error where ``kernel`` has no loop for ``dt`` (None where it has one)."""
     if dt.category < 2 or (dt.category == 3 and not complex_ok):
-        if shape is not None and 0 in shape:
-            return
-        raise not_implemented(kernel, dt)
+        return not_implemented(kernel, dt)
+    return None
 
 
 def rand(*size: Any, generator: Generator | None = None, out: Tensor | None = None,
@@ -314,18 +321,27 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 # ----------------------------------------------------------------------------- in place
 
 def _fill(self: Tensor, name: str, op: Op, generator: Generator | None,
-          operands: tuple[Any, ...] = (), **params: Any) -> Tensor:
-    """``self`` filled with the values ``op`` draws for its shape and dtype."""
+          operands: tuple[Any, ...] = (), refusal: Exception | None = None,
+          **params: Any) -> Tensor:
+    """``self`` filled with the values ``op`` draws for its shape and dtype. ``refusal``:
+    the error of torch's elementwise loop for self's dtype, raised after the check of the
+    written memory and only where there is an element to write (the loop chooses its dtype
+    then)."""
     check_writable(name, self)  # before drawing: a refused write leaves the generator alone
+    if refusal is not None and self._data.size:
+        raise refusal
     params.update(size=self._data.shape, dtype=self.dtype)
     return assign_inplace(self, _draw(op, generator, self.device, operands, params), name)
 
 
-def _need_real_float(what: str, name: str, dt: _dt.dtype) -> None:
-    if dt.category != 2:
-        spelled = demangled_type_name(dt) if name == "cauchy_" else scalar_type_name(dt)
-        raise RuntimeError(f"{what} distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified {spelled}")
+def _continuous_refusal(what: str, name: str, dt: _dt.dtype) -> RuntimeError | None:
+    """torch's error for a continuous distribution drawn into a dtype that is not a real
+    floating one (None for one that is)."""
+    if dt.category == 2:
+        return None
+    spelled = demangled_type_name(dt) if name == "cauchy_" else scalar_type_name(dt)
+    return RuntimeError(f"{what} distribution is a continuous probability distribution. "
+                        f"dtype must be a floating point but you specified {spelled}")
 
 
 def uniform_(self: Tensor, *bounds: Any, generator: Generator | None = None,
@@ -359,26 +375,32 @@ def _bounds(name: str, args: tuple[Any, ...], named: dict[str, Any], first: Any,
 def normal_(self: Tensor, mean: Any = 0.0, std: Any = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Tensor.normal_(mean=0, std=1): fill with normal samples."""
-    _need_float("normal_kernel_cpu", self.dtype, shape=self._data.shape)
     mean, std = float(_number("normal_", "mean", mean)), float(_number("normal_", "std", std))
     _check_std(std)
+    _need_float("normal_kernel_cpu", self.dtype, shape=self._data.shape)
     return _fill(self, "normal_", NORMAL, generator, (mean, std))
 
 
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Tensor.bernoulli_(p=0.5): fill with 1 with probability ``p`` (a float or a tensor
-    broadcastable to self), else 0."""
-    if isinstance(p, Tensor):
-        _need_float("bernoulli_tensor_cpu_p_", p.dtype, complex_ok=False)
-        shape, p_shape = self._data.shape, p._data.shape
-        if len(p_shape) > len(shape) or any(
-                a != b and a != 1 for a, b in zip(p_shape[::-1], shape[::-1])):
-            raise RuntimeError(f"bernoulli_: p of shape {list(p_shape)} cannot be expanded "
-                               f"to the shape {list(shape)} of self")
-        prob: Any = p
-    else:
-        prob = _check_p(p)
-    return _fill(self, "bernoulli_", BERNOULLI, generator, (prob,))
+    broadcastable to self), else 0. torch checks nothing of a tensor ``p`` where self is
+    empty, and checks self's dtype, then p's shape, then p's dtype where it is not."""
+    if not isinstance(p, Tensor):
+        return _fill(self, "bernoulli_", BERNOULLI, generator, (_check_p(p),),
+                     _float_refusal("bernoulli_scalar_cpu_", self.dtype, complex_ok=False)
+                     if self.dtype.category == 3 else None)
+    check_writable("bernoulli_", self)
+    if not self._data.size:
+        return _fill(self, "bernoulli_", BERNOULLI, generator, (0.0,))  # p is not read
+    if self.dtype.category == 3:
+        raise not_implemented("bernoulli_tensor_cpu_self_", self.dtype)
+    shape, p_shape = self._data.shape, p._data.shape
+    if len(p_shape) > len(shape) or any(
+            a != b and a != 1 for a, b in zip(p_shape[::-1], shape[::-1])):
+        raise RuntimeError(f"bernoulli_: p of shape {list(p_shape)} cannot be expanded "
+                           f"to the shape {list(shape)} of self")
+    _need_float("bernoulli_tensor_cpu_p_", p.dtype, complex_ok=False)
+    return _fill(self, "bernoulli_", BERNOULLI, generator, (p,))
 
 
 def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
@@ -392,8 +414,9 @@ def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
     dt = self.dtype
     low = _int_arg("random_", "from", low)
     if high is None:
-        if dt.category == 3:
-            raise not_implemented("random_kernel_cpu", dt)
+        if dt.category == 3:  # no bounds to check: torch's loop refuses an element
+            return _fill(self, "random_", RANDINT, generator,
+                         refusal=not_implemented("random_kernel_cpu", dt), low=low, high=low + 1)
         if dt.category == 2:
             high = 2 ** (53 if dt is _dt.float64 else 24 if dt is _dt.float32
                          else _UNIFORM_BITS[dt.name]) + 1
@@ -407,43 +430,47 @@ def random_(self: Tensor, *bounds: Any, generator: Generator | None = None,
 def exponential_(self: Tensor, lambd: float = 1.0, *,
                  generator: Generator | None = None) -> Tensor:
     """Tensor.exponential_(lambd=1): fill with samples of density ``lambd * exp(-lambd x)``."""
-    _need_real_float("Exponential", "exponential_", self.dtype)
     lambd = float(_number("exponential_", "lambd", lambd))
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    return _fill(self, "exponential_", EXPONENTIAL, generator, lambd=lambd)
+    return _fill(self, "exponential_", EXPONENTIAL, generator,
+                 refusal=_continuous_refusal("Exponential", "exponential_", self.dtype),
+                 lambd=lambd)
 
 
 def geometric_(self: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     """Tensor.geometric_(p): fill with the number of trials up to the first success."""
-    if self.dtype.category in (0, 3):
-        raise not_implemented("geometric_cpu", self.dtype)
     p = float(_number("geometric_", "p", p))
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    return _fill(self, "geometric_", GEOMETRIC, generator, p=p)
+    dt = self.dtype
+    refusal = not_implemented("geometric_cpu", dt) if dt.category in (0, 3) else None
+    return _fill(self, "geometric_", GEOMETRIC, generator, refusal=refusal, p=p)
 
 
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Tensor.cauchy_(median=0, sigma=1): fill with Cauchy samples."""
-    _need_real_float("Cauchy", "cauchy_", self.dtype)
     median = float(_number("cauchy_", "median", median))
     sigma = float(_number("cauchy_", "sigma", sigma))
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    refusal = _continuous_refusal("Cauchy", "cauchy_", self.dtype)
+    if refusal is not None:  # torch checks it before its loop, even of an empty tensor
+        raise refusal
     return _fill(self, "cauchy_", CAUCHY, generator, median=median, sigma=sigma)
 
 
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
                 generator: Generator | None = None) -> Tensor:
     """Tensor.log_normal_(mean=1, std=2): fill with ``exp`` of normal(mean, std) samples."""
-    _need_float("log_normal_cpu", self.dtype, complex_ok=False, shape=self._data.shape)
     mean = float(_number("log_normal_", "mean", mean))
     std = float(_number("log_normal_", "std", std))
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    return _fill(self, "log_normal_", LOG_NORMAL, generator, mean=mean, std=std)
+    return _fill(self, "log_normal_", LOG_NORMAL, generator,
+                 refusal=_float_refusal("log_normal_cpu", self.dtype, complex_ok=False),
+                 mean=mean, std=std)
 
 
 # sampling's names are exported through __all__ (ember.core re-exports it), not FUNCTIONS.

@@ -21,16 +21,26 @@ import math
 import operator
 from typing import Any
 
+from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..tensor import Tensor, wrap_dim
 from . import reduction
 from .binary import mul
+from .conversion import cast
 from .copying import write_out, write_out_exact
 from .geometry import view_strides
-from .operands import LOW_PRECISION, check_operand, common_device, promote, upcast
+from .operands import (
+    LOW_PRECISION,
+    check_operand,
+    common_device,
+    not_implemented,
+    upcast,
+)
 from .products import check_tensors, no_bool, result_array
+
+_BOOL = _dt.bool
 
 
 def _outer(x: Any, y: Any) -> Any:
@@ -96,13 +106,23 @@ def _outer_meta(x: Any, y: Any) -> Any:
     return meta.strided(shape, x.dtype, product_strides(shape, [column, y]))
 
 
-def _kron_meta(x: Any, y: Any) -> Any:
+def _kron_strides(x: Any, y: Any) -> tuple[int, ...]:
+    """The element strides of torch's kron of arrays ``x`` and ``y``: its product of their
+    views (``_kron_shapes``) laid out as ``mul`` lays it out, viewed in the result's shape.
+    torch's RuntimeError where no view can (an operand transposed, say)."""
     a, b, shape = _kron_shapes(x.shape, y.shape)
     product = meta.broadcast_shapes(a, b)
     strides = product_strides(product, [_viewed(x, a), _viewed(y, b)])
-    # where the product cannot be viewed so (one operand transposed, say), torch raises;
-    # Ember computes the product, row-major
-    return meta.strided(shape, x.dtype, viewed_strides(product, strides, shape))
+    viewed = view_strides(product, strides, shape, 1)
+    if viewed is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return viewed
+
+
+def _kron_meta(x: Any, y: Any) -> Any:
+    return meta.strided(_kron_shapes(x.shape, y.shape)[2], x.dtype, _kron_strides(x, y))
 
 
 def _tensordot_meta(x: Any, y: Any, *, dims_a: tuple[int, ...], dims_b: tuple[int, ...]
@@ -140,13 +160,17 @@ ger = outer
 def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.kron: the Kronecker product (the lower-rank operand gets leading 1-dims)."""
     check_tensors("kron", input=input, other=other)
+    _kron_strides(input._data, other._data)  # torch's view of the product may fail
     return _promoted(KRON, input, other, out)
 
 
 def _promoted(op: Any, input: Tensor, other: Tensor, out: Tensor | None) -> Tensor:
-    """``op`` on its two operands promoted to their common dtype, as torch's outer and kron."""
-    operands, _, _ = promote(op.name, (input, other))
-    res = dispatch(op, tuple(operands))
+    """``op`` on its two operands in their promoted dtype: torch's outer and kron multiply
+    views of them with dims added, so neither is a 0-d operand that promotes weakly (two
+    0-d tensors promote the same either way)."""
+    dt = _dt.promote_types(input.dtype, other.dtype)
+    dev = common_device(op.name, input, other)
+    res = dispatch(op, (cast(input, dt, dev), cast(other, dt, dev)))
     return res if out is None else write_out(op.name, out, res)
 
 
@@ -195,7 +219,6 @@ def _contract(name: str, a: Tensor, b: Tensor, given_a: list[int], given_b: list
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa[da]} "
                                f"in dim {given_a[i]} and second has size {sb[db]} in dim "
                                f"{given_b[i]}")
-    no_bool("addmm_impl_cpu_", a.dtype, a._data.size * b._data.size)
     common_device(name, a, b)
     for da, db in zip(dims_a, dims_b):
         # a contracted dim of size 1 broadcasts: torch sums the other side over it first
@@ -203,11 +226,30 @@ def _contract(name: str, a: Tensor, b: Tensor, given_a: list[int], given_b: list
             a = reduction.sum(a, da, keepdim=True, dtype=a.dtype)
         elif sa[da] == 1 and sb[db] != 1:
             b = reduction.sum(b, db, keepdim=True, dtype=b.dtype)
+    if a.dtype is _BOOL:
+        _check_bool_contraction(a._data, b._data, dims_a, dims_b)
     res = dispatch(TENSORDOT, (a, b), {"dims_a": dims_a, "dims_b": dims_b})
     if out is None:
         return res
     return write_out_exact(name, out, res, "Expected the output tensor to have dtype {expected}, "
                            "but got an output tensor with dtype {out}")
+
+
+def _check_bool_contraction(a: Any, b: Any, dims_a: tuple[int, ...], dims_b: tuple[int, ...]
+                            ) -> None:
+    """torch's refusals of a bool contraction, by the kernel its tensordot picks: one to a
+    single element (every dim kept of size 1) is a ``dot`` of the operands with their
+    contracted dims moved together where both are then contiguous (refused, even empty),
+    else a sum of their product (which bool has); any other is a matrix product, refused
+    where it has work."""
+    kept_a = [d for d in range(a.ndim) if d not in dims_a]
+    kept_b = [d for d in range(b.ndim) if d not in dims_b]
+    if math.prod(a.shape[d] for d in kept_a) == 1 and math.prod(b.shape[d] for d in kept_b) == 1:
+        if a.transpose(kept_a + list(dims_a)).flags.c_contiguous and \
+                b.transpose(list(dims_b) + kept_b).flags.c_contiguous:
+            raise not_implemented("dot", _BOOL)
+        return
+    no_bool("addmm_impl_cpu_", _BOOL, a.size * b.size)
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Tensor | None = None) -> Tensor:

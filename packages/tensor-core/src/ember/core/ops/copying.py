@@ -43,6 +43,8 @@ def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
            changed: bool = False) -> Any:
     """``changed``: write only the elements where ``src`` differs from ``dst`` (the
     write-back of a masked or indexed in-place op into memory elements share)."""
+    if src is dst:
+        return dst  # a copy of memory into itself (copy_ of the same data) writes nothing
     xp = xp_of(dst)
     if xp is not np or not isinstance(src, np.ndarray):
         src = move_array(src, _device_of(dst))
@@ -324,6 +326,10 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast, cast to self's dtype, moved to self's device) into ``self``."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src is self or _same_data(self, src):
+        # torch returns at once, before any check of the memory: autograd still records
+        # the copy of self into itself, which the kernel makes without writing
+        return dispatch(COPY_, (self, self), None)  # type: ignore[no-any-return]
     if src._data.shape != self._data.shape:
         check_inplace_shape("copy_", self._data.shape, src._data.shape)
     check_writable("copy_", self)
@@ -332,12 +338,23 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return dispatch(COPY_, (self, src), None)  # type: ignore[no-any-return]
 
 
+def _same_data(self: Tensor, src: Tensor) -> bool:
+    """Whether ``src`` is a view of the very elements of ``self``, in the same layout and
+    dtype (torch's early return of copy_)."""
+    if _root(src) is not _root(self) or src.dtype is not self.dtype:
+        return False
+    a, b = self._data, src._data
+    return a.shape == b.shape and a.strides == b.strides and self.data_ptr() == src.data_ptr()
+
+
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Set every element to ``value`` (a number or a 0-d tensor)."""
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
+        if _root(value) is _root(self):  # torch copies an element of self before the fill
+            value = dispatch(CLONE, (value,), None)
         return copy_(self, value)
     # converted as torch converts a Scalar: checked, negative ints wrapping into unsigned
     value = fill_number("fill_", value, self.dtype)

@@ -29,6 +29,7 @@ from .copying import check_castable, check_overlap, check_writable, write_out, w
 from .operands import (
     LIMITS,
     broadcast_error,
+    broadcast_shape,
     check_inplace_shape,
     not_implemented,
     prep_binary,
@@ -143,15 +144,23 @@ def _inplace_op(op: Op, kernel: Callable[..., Any], differentiable: bool | None 
                     mutates=True, functional=op, arg_names=op.arg_names)
 
 
+def refuse_recorded_write(self: Tensor, other: Any = None) -> None:
+    """Autograd's refusals of an in-place write into ``self`` that it records (a leaf that
+    requires grad, a view of one, a view whose history cannot be rewritten): torch makes
+    them before any check of the op's own."""
+    if (self._requires_grad or isinstance(other, Tensor) and other._requires_grad) \
+            and grad_mode.enabled and not grad_mode.inference and steps.autograd is not None:
+        refuse_view_writes(self)
+        refuse_leaf_writes(self)
+
+
 def check_inplace_target(op: str, self: Tensor, other: Any, leaves: bool = True) -> None:
     """The checks torch makes of an in-place write into ``self`` before its dtype checks:
     autograd's refusals (``leaves``: of leaves that require grad, and views of them), then
     memory that elements of ``self`` share, then ``other``'s shape against ``self``'s (the
     slow path of the in-place methods: the fast one has no dtype check to come first)."""
-    if leaves and (self._requires_grad or isinstance(other, Tensor) and other._requires_grad) \
-            and grad_mode.enabled and not grad_mode.inference and steps.autograd is not None:
-        refuse_view_writes(self)
-        refuse_leaf_writes(self)
+    if leaves:
+        refuse_recorded_write(self, other)
     check_writable(op, self)
     if other.__class__ is Tensor or isinstance(other, Tensor):
         shape = other._data.shape
@@ -192,6 +201,7 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                   arg_names=arg_names)
     kernel_name = kernel or f"{name}_cpu"
     scalars_checked, tensor_first = scalars != "any", scalars == "other"
+    tensors_only = scalars == "none"
     accepted = tuple(kind in allowed for kind in _KIND)  # by dtype category
     to_float = result == "float"
 
@@ -226,6 +236,11 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             check_castable(name + "_", result_dtype or (
                 _dt.get_default_dtype() if floats else dt), into)
         if not accepted[category]:
+            if isinstance(x, Tensor) and isinstance(y, Tensor) and not (
+                    refusals and _KIND[category] in refusals):
+                # torch's iterator checks the shapes before its kernel refuses the dtype (an
+                # op's own refusals come before both)
+                broadcast_shape(name, x._data.shape, y._data.shape)
             check_allowed(kernel_name, allowed, dt, refusals)
         if to_float and category < 2:
             dt = _dt.get_default_dtype()
@@ -285,6 +300,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                 and self.dtype in plain and self.device is other.device:
             y = other
         else:
+            if tensors_only and not isinstance(other, Tensor):
+                raise _not_tensor(name + "_", "other", 1, other)  # torch parses arguments first
             check_inplace_target(name + "_", self, other, not writes_leaves)
             _, y, _ = resolve(self, other, self.dtype)
         data = self._data
@@ -312,11 +329,15 @@ def _shape(x: Any) -> tuple[int, ...]:
 def _check_scalars(name: str, scalars: str, input: Any, other: Any) -> None:
     """TypeError where torch takes only Tensors (subclasses such as Parameter pass)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+        raise _not_tensor(name, "input", 1, input)
     if scalars == "none" and not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+        raise _not_tensor(name, "other", 2, other)
+
+
+def _not_tensor(name: str, arg: str, position: int, value: Any) -> TypeError:
+    """torch's argument parser's error for a number where it takes only a Tensor."""
+    return TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                     f"{type(value).__name__}")
 
 
 def check_allowed(kernel: str, allowed: str, dt: _dt.dtype, refusals: Refusals | None) -> None:
@@ -391,6 +412,8 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
             return handle(method, method_spec, (self,), {})  # type: ignore[no-any-return]
         if not isinstance(self, Tensor):
             resolve(self)  # raises torch's TypeError
+        if self._requires_grad:
+            refuse_recorded_write(self)  # autograd refuses before the op checks anything
         if refusals and not accepted[self.dtype.category] and \
                 _KIND[self.dtype.category] in refusals:
             check_allowed(kernel_name, allowed, self.dtype, refusals)  # the op's own checks

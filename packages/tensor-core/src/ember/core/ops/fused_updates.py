@@ -58,6 +58,8 @@ def _scalar(op: str, value: Any, dt: _dt.dtype) -> Any:
 
 
 def _written(x: Any, value: Any) -> Any:
+    if value.shape != x.shape:  # copyto would drop the value's leading 1-dims
+        raise ValueError("the value does not fit the written-to array")
     xp_of(x).copyto(x, value)
     return x
 
@@ -253,6 +255,8 @@ def _addc(op: Op, input: Any, tensor1: Any, tensor2: Any, value: Any, out: Tenso
     else:
         _check_addc(op.name, input, tensor1, tensor2)
         (x, a, b), dt, _ = promote(op.name, (input, tensor1, tensor2))
+        if dt is _BOOL:
+            _refuse_bool(op.name, (x, a, b))
         value = _addc_value(op.name, value, dt)
     res = broadcasting(op, (x, a, b), {"value": value})
     return res if out is None else write_out(op.name, out, res)
@@ -266,6 +270,8 @@ def _addc_(op: Op, self: Tensor, tensor1: Any, tensor2: Any, value: Any,
         return _update(op, (self, tensor1, tensor2), {"value": value})
     name = op.functional.name  # type: ignore[union-attr]
     dt = _check_addc(name, self, tensor1, tensor2)
+    if dt is _BOOL:
+        _refuse_bool(op.name, (self, tensor1, tensor2), self)
     if dt is not self.dtype:
         return promoted(self, tensor1, tensor2, value=value)
     dev = common_device(name, self, tensor1, tensor2)
@@ -286,10 +292,20 @@ def _check_addc(name: str, input: Any, tensor1: Any, tensor2: Any) -> _dt.dtype:
         check_operand(name, arg, val, numbers=False)
     if name == "addcdiv" and tensor1.dtype.category < 2 and tensor2.dtype.category < 2:
         raise RuntimeError(_ADDCDIV_INTEGERS)
-    dt = _dt.result_type(input, tensor1, tensor2)
-    if dt is _BOOL:
-        raise not_implemented(f"{name}_cpu_out", dt)
-    return dt
+    return _dt.result_type(input, tensor1, tensor2)
+
+
+def _refuse_bool(name: str, operands: tuple[Tensor, ...], written: Tensor | None = None
+                 ) -> None:
+    """torch has no bool addcmul: its kernel refuses one after the iterator's checks of the
+    memory ``written`` (in place) and of the shapes."""
+    if written is not None:
+        check_writable(name, written)
+        check_overlap(name, written, operands[1:])
+    shape = broadcast_shape(name, *(t._data.shape for t in operands))
+    if written is not None:
+        check_inplace_shape(name, written._data.shape, shape)
+    raise not_implemented("addcmul_cpu_out", _BOOL)
 
 
 def _addc_value(name: str, value: Any, dt: _dt.dtype) -> Any:

@@ -53,7 +53,7 @@ from .index_checks import (
     written_value,
 )
 from .inplace import inplace
-from .operands import broadcast_shape, device_mismatch
+from .operands import broadcast_shape, device_mismatch, not_implemented
 
 FUNCTIONS = ["gather", "scatter", "scatter_add", "scatter_reduce", "index_select", "index_add",
              "index_copy", "index_fill", "take", "take_along_dim", "put", "select"]
@@ -117,6 +117,9 @@ def _scattered(x: Any, index: Any, src: Any, dim: int, op: str) -> tuple[Any, An
     check_bounds(op, index, _size(x, dim), dim, False)
     out = x.copy()
     src = written_value(x, src)
+    if not index.size:  # it writes nothing, whatever its shape (torch does not check it)
+        nothing = xp_of(x).zeros((0,) * max(x.ndim, 1), index.dtype)
+        return out, along(nothing, dim), src.reshape(-1)[:0]
     if src.ndim:
         src = at_least_1d(src)[tuple(slice(0, n) for n in index.shape or (1,))]
     return out, along(at_least_1d(index), dim), src
@@ -181,14 +184,21 @@ SCATTER_REDUCE = register("scatter_reduce", _scatter_reduce, _row_major, "librar
 
 def _scatter_operands(op: str, input: Tensor, dim: Any, index: Any, src: Any
                       ) -> tuple[int, Tensor, Any]:
-    """The dim, the index and the source (a Tensor of input's dtype, or a checked number)."""
+    """The dim, the index and the source (a Tensor of input's dtype, or a checked number).
+    torch checks the shapes and converts a number only for an index with elements: one
+    without writes nothing."""
     d, idx = _along_index(op, input, dim, index)
+    writes = idx._data.size != 0
     if isinstance(src, Tensor):
         same_dtype(op, input, src)
         if src.device is not input.device:
             raise device_mismatch(op, input.device, src.device)
-        check_along_sizes(op, input, idx, d, src)
+        if writes:
+            check_along_sizes(op, input, idx, d, src)
         return d, idx, src
+    if not writes:
+        fill_number(op, src, _dt.complex128)  # only checked to be a number: it is not written
+        return d, idx, 0
     check_along_sizes(op, input, idx, d)
     return d, idx, fill_number(op, src, input.dtype)
 
@@ -236,6 +246,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise NotImplementedError("\"scatter_reduce\" with reduce='mean' not implemented for "
                                   "'Bool'")
     d, idx, source = _scatter_operands("scatter_reduce", input, dim, index, src)
+    if reduce in ("amax", "amin") and input.dtype.category == 3 and idx._data.size:
+        raise not_implemented(f"scatter_gather_tensor_cpu_reduce_{reduce}", input.dtype)
     return SCATTER_REDUCE.door((input, idx, source),  # type: ignore[no-any-return]
                                {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
 

@@ -50,12 +50,16 @@ def fill_number(op: str, value: Any, dt: _dt.dtype, check_half: bool = True) -> 
 
 def fill_operand(op: str, value: Any, input: Tensor) -> Any:
     """A fill value as an operand: a 0-d tensor in input's dtype on its device (in the
-    graph, as torch's ``.Tensor`` overloads), or a number checked for input's dtype."""
+    graph, as torch's ``.Tensor`` overloads), or a number checked for input's dtype. torch
+    fills with a tensor's ``item()``: its value is checked as a number's is (a meta tensor
+    has none)."""
     if not isinstance(value, Tensor):
         return fill_number(op, value, input.dtype)
     if value._data.ndim:
         raise RuntimeError(f"{op}(): only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value._data.ndim} dimension(s).")
+    if value.dtype is not input.dtype and value.device.type != "meta":
+        fill_number(op, value.item(), input.dtype)
     return cast(value, input.dtype, input.device)
 
 

@@ -181,6 +181,9 @@ def _assign(target: Tensor, value: Any) -> None:
     if isinstance(value, Tensor):
         src, dst = value._data.shape, target._data.shape
         if src != dst:
+            if not src:
+                fill_(target, value)  # as torch does: a 0-d value (maybe of target) fills it
+                return
             if not expandable(src, dst):
                 raise _shape_error(dst, src)
             value = value.expand(dst)  # as torch does: the copy's source has the view's shape
@@ -192,13 +195,33 @@ def _assign(target: Tensor, value: Any) -> None:
 
 def _put(target: Tensor, entries: list[Any], value: Any) -> None:
     """``target[entries] = value``: ``index_put_``."""
-    if isinstance(value, Tensor) and value.dtype is not target.dtype:
-        raise _dtype_error(target.dtype, value.dtype)
-    check_overlap("setitem", target, (value,), full=False)
+    if isinstance(value, Tensor):
+        value = _put_values("setitem", target, entries, value)
     if check_writable("setitem", target, like="index_put_"):
         write_shared(target, INDEX_PUT_, (target, value, *entries), _NO_ACCUMULATE)
     else:
         INDEX_PUT_.door((target, value, *entries), _NO_ACCUMULATE)
+
+
+def _put_values(op: str, target: Tensor, entries: list[Any], values: Tensor,
+                written: bool = True, accumulate: bool = False) -> Tensor:
+    """The ``values`` that ``index_put`` writes into ``target`` at ``entries``, after
+    torch's checks of them. One element on the CPU, written (not accumulated) through one
+    mask, makes torch's ``masked_fill_(mask, values.item())``: the value is converted with
+    its range check and may be an element of target. Other values must have target's dtype
+    and (``written``: in place) share none of target's memory."""
+    indices = [e for e in entries if e is not None]
+    if values._data.size == 1 and not accumulate and values.device.type == "cpu" and \
+            len(indices) == 1 and indices[0].dtype is _dt.bool:
+        if values.dtype is not target.dtype:
+            fill_number(op, values.item(), target.dtype)
+            values = cast(values, target.dtype)
+        return values
+    if values.dtype is not target.dtype:
+        raise _dtype_error(target.dtype, values.dtype)
+    if written:
+        check_overlap(op, target, (values,), full=False)
+    return values
 
 
 def _shape_error(dst: tuple[int, ...], src: tuple[int, ...]) -> RuntimeError:
@@ -217,13 +240,11 @@ def _dtype_error(dst: _dt.dtype, src: _dt.dtype) -> RuntimeError:
 
 def _put_entries(op: str, input: Tensor, indices: Any, values: Any) -> list[Any]:
     """``index_put``'s indices as entries (bool or integer tensors on input's device, or
-    None), after torch's checks of them and of ``values``."""
+    None), after torch's checks of them and of ``values``'s type and device."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{op}(): argument 'indices' must be tuple of Tensors, not "
                         f"{type(indices).__name__}")
     tensor_arg(op, values, "values")
-    if values.dtype is not input.dtype:
-        raise _dtype_error(input.dtype, values.dtype)
     if values.device is not input.device:
         raise device_mismatch(op, input.device, values.device)
     entries: list[Any] = []
@@ -256,6 +277,7 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
     (``accumulate=True`` adds, duplicates included). ``indices`` is a tuple of integer or
     bool tensors (None entries, meaning a whole dim, are accepted too)."""
     entries = _put_entries("index_put", input, indices, values)
+    values = _put_values("index_put", input, entries, values, False, bool(accumulate))
     return INDEX_PUT.door((input, values, *entries),  # type: ignore[no-any-return]
                           {"accumulate": bool(accumulate)})
 
@@ -264,7 +286,7 @@ def index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
     """In-place ``index_put``."""
     entries = _put_entries("index_put_", self, indices, values)
     params = {"accumulate": bool(accumulate)}
-    check_overlap("index_put_", self, (values,), full=False)
+    values = _put_values("index_put_", self, entries, values, accumulate=params["accumulate"])
     if check_writable("index_put_", self):
         return write_shared(self, INDEX_PUT_, (self, values, *entries), params)
     return INDEX_PUT_.door((self, values, *entries), params)  # type: ignore[no-any-return]

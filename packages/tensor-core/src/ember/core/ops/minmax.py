@@ -17,6 +17,7 @@ from .. import meta
 from .. import return_types as rt
 from ..device import xp_of
 from ..dispatch import Op, dispatch, register
+from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .binary import maximum, minimum
 from .reduction_args import (
@@ -223,6 +224,10 @@ def aminmax(input: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
         dim = one_dim("aminmax", dim, ndim)
         _check_nonempty("aminmax", input, dim)
         if ndim == 0:
+            if input.dtype.category == 3:
+                # a 0-d input along a dim takes a path of its own in torch, which refuses
+                # complex with a RuntimeError
+                raise RuntimeError(f"aminmax not implemented for {scalar_type_name(input.dtype)}")
             dim = None
     check_not_complex("aminmax_cpu", input)
     results = dispatch(AMINMAX, (input,), {"dim": dim, "keepdim": keepdim_of(keepdim, ndim)})

@@ -26,7 +26,7 @@ from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .conversion import cast
-from .copying import write_out, write_out_exact
+from .copying import copy_, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT
 from .inplace import inplace
 from .operands import (
@@ -255,6 +255,18 @@ def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = No
         "nan_to_num", out, res, "dtype of out: {out} should be same as input: {expected}")
 
 
+_nan_to_num_inplace = inplace(nan_to_num, "nan_to_num_")
+
+
+def nan_to_num_(self: Tensor, nan: float | None = 0.0, posinf: float | None = None,
+                neginf: float | None = None) -> Tensor:
+    """In-place ``nan_to_num``; an integer or bool tensor is copied into itself, as torch
+    copies it (a write of nothing, which even an expanded tensor takes)."""
+    if isinstance(self, Tensor) and self.dtype.category < 2:
+        return copy_(self, self)
+    return _nan_to_num_inplace(self, nan, posinf, neginf)
+
+
 # ----------------------------------------------------------------------------- float_power
 
 FLOAT_POWER = register("float_power", np.power, meta.power(), "elementwise",
@@ -337,8 +349,9 @@ def _methods() -> dict[str, Any]:
     g = globals()
     methods: dict[str, Any] = {n: g[n] for n in FUNCTIONS}
     methods["where"] = _tensor_where
-    for n in ("clamp", "clamp_min", "clamp_max", "nan_to_num", "heaviside"):
+    for n in ("clamp", "clamp_min", "clamp_max", "heaviside"):
         methods[n + "_"] = inplace(g[n], n + "_")
+    methods["nan_to_num_"] = nan_to_num_
     methods.update(clip_=inplace(clip, "clip_"), float_power_=float_power_)
     return methods
 

@@ -45,6 +45,7 @@ from ..dtypes import scalar_type_name
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from .conversion import cast
+from .operands import not_implemented
 from .reduction_args import (
     HALF,
     NP_F32,
@@ -147,9 +148,13 @@ SUM.register_kernel("cpu", _sum_cpu)
 
 
 def _sum_like(op: Op, input: Tensor, dim: Any, keepdim: bool, dtype: Any,
-              out: Tensor | None) -> Tensor:
+              out: Tensor | None, refusal: Exception | None = None) -> Tensor:
+    """``op`` reduced over ``dim``; ``refusal``: the kernel's error, raised after the check
+    of the dims."""
     ndim = input._data.ndim
     dims, keepdim = reduced_dims(op.name, dim, ndim), keepdim_of(keepdim, ndim)
+    if refusal is not None:
+        raise refusal
     if dims is None and not keepdim and dtype is None:
         return with_out(op.door((input,), None), op.name, out)
     params = {"dim": dims, "keepdim": keepdim, "dtype": None if dtype is None else
@@ -183,7 +188,16 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     check_input("nansum", input)
     if input.dtype.category == 3:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return _sum_like(NANSUM, input, dim, keepdim, dtype, out)
+    return _sum_like(NANSUM, input, dim, keepdim, dtype, out, _nansum_refusal(input, dtype))
+
+
+def _nansum_refusal(input: Tensor, dtype: Any) -> NotImplementedError | None:
+    """torch's error for a floating input summed into a complex ``dtype``, which its nansum
+    kernel has no loop for (integers sum as ``sum`` does; an empty input runs no loop)."""
+    if dtype is None or input.dtype.category != 2 or not input._data.size:
+        return None
+    dt = _dt.to_dtype(dtype)
+    return not_implemented("nansum_cpu", dt) if dt.category == 3 else None
 
 
 @checks_itself
@@ -204,11 +218,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
                 "dtype": None})
     check_input("mean", input)
     if dtype is not None:
-        dtype = _dt.to_dtype(dtype)
-        if dtype.category < 2:
-            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be "
-                               "either a floating point or complex dtype. Got: "
-                               f"{scalar_type_name(dtype)}")
+        dtype = _float_dtype("mean", dtype)
     elif input.dtype.category < 2:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {scalar_type_name(input.dtype)}")
@@ -218,6 +228,16 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 _MEAN_SPEC = spec_of(mean)
 
 
+def _float_dtype(name: str, dtype: Any) -> _dt.dtype:
+    """The ``dtype`` a mean is asked for: floating or complex only, as in torch."""
+    dt = _dt.to_dtype(dtype)
+    if dt.category < 2:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: "
+                           f"{scalar_type_name(dt)}")
+    return dt
+
+
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
             out: Tensor | None = None) -> Tensor:
     """torch.nanmean: the mean of the non-NaN elements."""
@@ -225,9 +245,11 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     if input.dtype.category < 2:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {scalar_type_name(input.dtype)}")
+    if dtype is not None:
+        dtype = _float_dtype("nanmean", dtype)
     if input.dtype.category == 3:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return _sum_like(NANMEAN, input, dim, keepdim, dtype, out)
+    return _sum_like(NANMEAN, input, dim, keepdim, dtype, out, _nansum_refusal(input, dtype))
 
 
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,

@@ -31,7 +31,7 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
 from .geometry import view_strides
-from .operands import common_device, overflow_error, promote
+from .operands import common_device, not_implemented, overflow_error, promote
 from .sorting import _I64, _SELF, _check_input, _keys
 
 __all__: list[str] = []
@@ -139,6 +139,8 @@ def _batched_searchsorted(b: Any, v: Any, right: bool) -> Any:
     """
     xp = xp_of(b)
     rows, n, m = b.shape[0], b.shape[1], v.shape[1]
+    if not m:
+        return xp.empty((rows, 0), np.int64)  # no values: nothing to merge
     merged = xp.concatenate((b, v) if right else (v, b), axis=1)
     order = xp.argsort(merged, axis=1, kind="stable")
     is_value = order >= n if right else order < m
@@ -274,13 +276,13 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 def _search_operands(op: str, tensor: Tensor, other: Any, also: list[Tensor] | None = None
                      ) -> list[Any]:
     """``tensor`` and ``other`` (a Tensor or a number) promoted as torch promotes them, on
-    the device they share with ``also``."""
-    if not isinstance(other, (Tensor, int, float, bool)):
+    the device they share with ``also``. torch's kernel has no bool or complex loop; it
+    returns before choosing one where there is no value to look up."""
+    if not isinstance(other, (Tensor, int, float, bool, complex)):
         raise TypeError(f"{op}(): expected a Tensor or a number, got {type(other).__name__}")
     operands, dt, _ = promote(op, (tensor, other), also)
-    if dt.category in (0, 3):
-        raise NotImplementedError(
-            f'{op}(): "searchsorted" not implemented for {scalar_type_name(dt)}')
+    if dt.category in (0, 3) and (not isinstance(other, Tensor) or other._data.size):
+        raise not_implemented("searchsorted_out_cpu", dt)
     return operands
 
 

@@ -179,12 +179,11 @@ def _median_all(x: Any, ignore_nan: bool) -> Any:
         elif nan.any():
             return xp.full((), np.nan, x.dtype)
     if flat.size == 0:
-        if x.dtype.kind in "iu":
-            # torch gives NaN cast to the integer dtype, undefined in C++ (INT64_MIN on x86)
-            raise RuntimeError(f"median(): cannot take the median of an empty tensor of dtype "
-                               f"{_dt.from_numpy_dtype(x.dtype)}")
-        # NaN in the dtype, as torch fills it (True for bool, nan+0j for complex)
-        return xp.full((), np.nan).astype(x.dtype)
+        # NaN in the dtype, as torch fills it (True for bool, nan+0j for complex); an integer
+        # dtype gets the processor's conversion of NaN, as in torch (on x86: the lowest
+        # int64 and int32, and 0 for the narrower types, whose conversion goes through int32)
+        with np.errstate(invalid="ignore"):
+            return xp.full((), np.nan).astype(x.dtype)
     m = (flat.size - 1) // 2
     return xp.partition(flat, m)[m:m + 1].reshape(()).astype(x.dtype)
 

@@ -21,7 +21,13 @@ from ..tensor import Tensor
 from . import special_functions as special
 from .conversion import cast, to
 from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
-from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
+from .elementwise_factory import (
+    SAME_OUT,
+    Refusals,
+    check_allowed,
+    refuse_recorded_write,
+    unary_op,
+)
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 
@@ -325,6 +331,7 @@ def _real_only(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     def abs_(self: Tensor) -> Tensor:
         if self.dtype.category == 3:
+            refuse_recorded_write(self)  # autograd's refusal comes first
             raise RuntimeError("In-place abs is not supported for complex tensors.")
         return method(self)
 
