@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from torch_oracle import TOL, check, dtype_name, random_array
+from torch_oracle import TOL, check, check_signs, dtype_name, random_array
 
 import ember.core as ember
 
@@ -128,6 +128,21 @@ def test_binary_special_values(name, dtype):
     for shift in range(0, len(SPECIAL), 2):
         run(lambda L, x, y: getattr(L, name)(x, y), [special(dtype), special(dtype, shift)])
 
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: L.remainder(x, y), lambda L, x, y: x % y, lambda L, x, y: x.clone().remainder_(y),
+    lambda L, x, y: L.remainder(x, -0.5), lambda L, x, y: L.remainder(2.0, y),
+])
+def test_remainder_signs_of_zeros_and_infinities(fn, dtype):
+    """torch's remainder is fmod moved into the divisor's sign where the two differ: a zero
+    keeps fmod's sign, the dividend's (numpy's remainder gives it the divisor's)."""
+    grid = np.array([0.0, -0.0, 3.0, -3.0, 1.5, -1.5, 1.0, -1.0, 2.0])
+    x, y = np.meshgrid(grid, np.array([0.5, -0.5, 1.5, -1.5, np.inf, -np.inf, 1.0]))
+    (ex, tx), (ey, ty) = _both(x, dtype), _both(y, dtype)
+    ours, theirs = fn(ember, ex, ey), fn(torch, tx, ty)
+    check(ours, theirs)
+    check_signs(ours, theirs)
 
 @pytest.mark.parametrize("rounding_mode", [None, "trunc", "floor"])
 @pytest.mark.parametrize("dtype", ALL)

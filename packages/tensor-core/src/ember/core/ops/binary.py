@@ -36,7 +36,12 @@ def _floor_divide(x: Any, y: Any) -> Any:
 
 def _remainder(x: Any, y: Any) -> Any:
     _check_int_zero_division("remainder", x, y)
-    return np.remainder(x, y)
+    if _computes_in(x, y).kind in "iub":
+        return np.remainder(x, y)
+    # torch's floored remainder: fmod, plus the divisor where the two signs differ; a zero
+    # keeps fmod's sign, the dividend's (numpy's remainder gives it the divisor's)
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((mod < 0) != (y < 0)), mod + y, mod)
 
 
 def _fmod(x: Any, y: Any) -> Any:
