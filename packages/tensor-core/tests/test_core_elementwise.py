@@ -300,6 +300,15 @@ def test_unary_special_values(name, dtype):
     run(lambda L, x: getattr(L, name)(x), [special(dtype)])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_relu_keeps_negative_zero(dtype):
+    e, t = special(dtype)
+    for fn in (lambda L, x: L.relu(x), lambda L, x: x.clone().relu_()):
+        ours, theirs = fn(ember, e), fn(torch, t)
+        check(ours, theirs)
+        check_signs(ours, theirs)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
 def test_round_decimals(dtype):
     # (torch refuses integer tensors whenever decimals is passed, even 0: Ember accepts 0)

@@ -22,7 +22,7 @@ from . import special_functions as special
 from .conversion import cast, to
 from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
-from .operands import LOW_PRECISION, check_operand, not_implemented
+from .operands import LOW_PRECISION, check_operand, keeping_ties, not_implemented
 
 
 def _rsqrt(x: Any) -> Any:
@@ -46,7 +46,8 @@ def _reciprocal(x: Any) -> Any:
 
 
 def _relu(x: Any) -> Any:
-    return np.maximum(x, x.dtype.type(0))  # a scalar of x's dtype: bfloat16 stays bfloat16
+    # a scalar of x's dtype: bfloat16 stays bfloat16
+    return keeping_ties(np.maximum, x, x.dtype.type(0))
 
 
 def _square(x: Any) -> Any:
