@@ -309,6 +309,15 @@ def test_relu_keeps_negative_zero(dtype):
         check_signs(ours, theirs)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sigmoid_of_16_bit_floats_rounds_once(dtype):
+    """torch's sigmoid is ``1 / (1 + exp(-x))``, of float16 and bfloat16 computed in
+    float32 and rounded once: the same values exactly."""
+    values = [-100.0, 100.0, np.inf, -np.inf, *np.linspace(-12, 12, 241)]
+    e, t = _both(np.array(values), dtype)
+    check(ember.sigmoid(e), torch.sigmoid(t), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])
 def test_round_decimals(dtype):
     # (torch refuses integer tensors whenever decimals is passed, even 0: Ember accepts 0)

@@ -30,11 +30,11 @@ def _rsqrt(x: Any) -> Any:
 
 
 def _sigmoid(x: Any) -> Any:
-    if x.dtype.kind == "c":
-        return 1 / (1 + np.exp(-x))
-    # exp of -|x| never overflows; both branches are exact rearrangements.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # torch's formula, whose roundings its results carry (exp(-x) overflowing to inf gives
+    # 0); float16 and bfloat16 compute in float32 and round once, as torch's kernels do
+    if x.dtype in LOW_PRECISION:
+        return (1 / (1 + np.exp(-x.astype(np.float32)))).astype(x.dtype)
+    return 1 / (1 + np.exp(-x))
 
 
 def _frac(x: Any) -> Any:
