@@ -144,6 +144,17 @@ def test_remainder_signs_of_zeros_and_infinities(fn, dtype):
     check(ours, theirs)
     check_signs(ours, theirs)
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("number", [1.5, -3.0, 2, 1j])
+def test_reflected_true_division_is_reciprocal_times_the_number(number, dtype):
+    """torch's ``number / tensor`` is ``tensor.reciprocal() * number``: its roundings, and
+    nan + nanj for a complex zero (numpy's division gives inf + nanj)."""
+    e, t = operand((40,), dtype, 3)
+    e[:2], t[:2] = 0, 0
+    exact = {} if dtype == "complex64" else {"rtol": 0, "atol": 0}  # complex: numpy's 1 / z
+    check(number / e, number / t, **exact)
+
+
 @pytest.mark.parametrize("rounding_mode", [None, "trunc", "floor"])
 @pytest.mark.parametrize("dtype", ALL)
 def test_div_rounding_modes(rounding_mode, dtype):

@@ -21,6 +21,7 @@ from .conversion import cast, clone
 from .copying import FILL, assign_inplace, write_out
 from .elementwise_factory import Refusals, binary_op
 from .operands import LIMITS, checked_scalar, overflow_error
+from .unary import reciprocal
 
 _BF16 = _dt.bfloat16
 
@@ -365,6 +366,12 @@ def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
                        f"found '{rounding_mode}'")
 
 
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    """``other / self`` as torch's operator computes it, ``self.reciprocal() * other``: its
+    roundings, and nan + nanj where a complex zero is the divisor (not inf + nanj)."""
+    return mul(reciprocal(self), other)
+
+
 def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
@@ -399,7 +406,7 @@ def _methods() -> dict[str, Callable[..., Any]]:
         "__add__": _add, "__radd__": _add, "__iadd__": methods["add_"],
         "__sub__": sub, "__rsub__": _reflected(sub), "__isub__": methods["sub_"],
         "__mul__": mul, "__rmul__": mul, "__imul__": methods["mul_"],
-        "__truediv__": true_divide, "__rtruediv__": _reflected(true_divide),
+        "__truediv__": true_divide, "__rtruediv__": _rtruediv,
         "__itruediv__": methods["div_"],
         "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
         "__ifloordiv__": methods["floor_divide_"],
