@@ -155,6 +155,19 @@ def test_reflected_true_division_is_reciprocal_times_the_number(number, dtype):
     check(number / e, number / t, **exact)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: x / y, lambda L, x, y: L.xlogy(x, y), lambda L, x, y: L.atan2(x, y),
+    lambda L, x, y: L.copysign(x, y), lambda L, x, y: L.true_divide(y, x),
+    lambda L, x, y: L.hypot(x.float(), y),
+])
+def test_integer_operands_of_float_results_are_cast_from_their_own_dtype(fn):
+    """An int64 0-d tensor beside uint8 promotes to uint8, but a float result casts each
+    operand to float from its own dtype: -5 stays -5.0 (through uint8 it would be 251)."""
+    run(fn, [_both(np.array([0, 3, 200], dtype="uint8"), "uint8"),
+             _both(np.array(-5), "int64")])
+    run(fn, [_both(np.array([3, -7], dtype="int8"), "int8"), _both(np.array(300), "int64")])
+
+
 @pytest.mark.parametrize("rounding_mode", [None, "trunc", "floor"])
 @pytest.mark.parametrize("dtype", ALL)
 def test_div_rounding_modes(rounding_mode, dtype):

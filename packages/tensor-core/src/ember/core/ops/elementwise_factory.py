@@ -228,11 +228,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
         if not accepted[category]:
             check_allowed(kernel_name, allowed, dt, refusals)
         if to_float and category < 2:
+            # each tensor is cast from its own dtype, as torch casts its operands (through
+            # their promoted integer dtype, an int64 -5 beside uint8 would wrap to 251)
             dt = _dt.get_default_dtype()
             if isinstance(x, Tensor):
-                x = cast(x, dt)
+                x = cast(input, dt, dev)
             if isinstance(y, Tensor):
-                y = cast(y, dt)
+                y = cast(other, dt, dev)
         return x, y, dt
 
     # dtypes a tensor operand of which needs no cast and no check (the hot path), with a
