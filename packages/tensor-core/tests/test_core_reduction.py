@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder, same
-from torch_oracle import check, random_array
+from torch_oracle import check, check_signs, random_array
 
 import ember.core as ember
 from ember.core import meta
@@ -373,3 +373,22 @@ def test_var_std_warn_without_degrees_of_freedom(fn) -> None:
                 if w.category is UserWarning]
 
     assert messages(ember) == messages(torch)
+COMPLEX_CORNERS = [complex(a, b) for a in (0.0, -0.0, 1.0, -3.0, INF, -INF, math.nan)
+                   for b in (0.0, -0.0, 2.5, -1.0, INF, -INF, math.nan)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logcumsumexp_steps_as_torch(dtype) -> None:
+    """torch's complex logcumsumexp adds ``log1p(exp(min - max))`` to the operand of the
+    larger real part, step by step from -inf: the imaginary parts add up unwrapped (3 pi
+    where the principal log gives pi), and NaN, infinities and signed zeros follow its
+    special cases."""
+    rng = np.random.default_rng(0)
+    arr = rng.choice(np.array(COMPLEX_CORNERS), size=(40, 5)).astype(dtype)
+    arr[0] = [complex(3, -2), complex(3, 2), complex(-4.2, -9.1), complex(-4.2, 9.1), 1j]
+    e, t = ember.from_numpy(arr), torch.from_numpy(arr)
+    for dim in (0, 1):
+        ours, theirs = ember.logcumsumexp(e, dim), torch.logcumsumexp(t, dim)
+        check(ours, theirs, atol=1e-5)
+        check_signs(ours, theirs)
+    check(ember.logcumsumexp(e[0, 0], 0), torch.logcumsumexp(t[0, 0], 0))
