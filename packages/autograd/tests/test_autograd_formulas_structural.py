@@ -35,6 +35,11 @@ def _inplace_view(m: Any, x: Any, y: Any) -> Any:
     return z
 
 
+def _spread_and_mean(pair: Any) -> Any:
+    spread, mean = pair
+    return spread + 2 * mean
+
+
 def _copy_into_buffer(m: Any, x: Any) -> Any:
     buf = m.zeros(3, 4, dtype=x.dtype)
     buf[1].copy_(x.exp())
@@ -59,6 +64,11 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("var_correction", lambda m, x: x.var((0, 1), correction=0, keepdim=True), [B], {}),
     ("std", lambda m, x: x.std(), [M], {}),
     ("std_dim", lambda m, x: x.std(0), [M], {}),
+    # var_mean and std_mean: one node for both outputs, either or both differentiated
+    ("var_mean", lambda m, x: _spread_and_mean(m.var_mean(x, 1)), [M], {}),
+    ("var_mean_mean", lambda m, x: m.var_mean(x, (0, 2), keepdim=True)[1], [B], {}),
+    ("std_mean", lambda m, x: _spread_and_mean(m.std_mean(x, correction=0)), [M], {}),
+    ("std_mean_mean", lambda m, x: m.std_mean(x, 0)[1], [M], {}),
     ("amax", lambda m, x: x.amax(1), [M], {}),
     ("amin", lambda m, x: x.amin((0, 1)), [B], {}),
     ("aminmax", lambda m, x: sum(m.aminmax(x, dim=1)), [M], {}),

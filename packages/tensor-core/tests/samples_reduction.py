@@ -82,12 +82,20 @@ SAMPLES: dict[str, list[Sample]] = {
     "var": _reduction(lambda m, x, *a: m.var(x, *a)) + [
         lambda m, d: m.var(make(m, d, B, transposed=True), (0, 1), correction=0),
         lambda m, d: make(m, d, (3, 4), "complex64").var(1),
-        lambda m, d: m.var_mean(make(m, d, B), 1),
     ],
     "std": _reduction(lambda m, x, *a: m.std(x, *a)) + [
         lambda m, d: make(m, d, (3, 4), "complex64").std(0, keepdim=True),
         lambda m, d: make(m, d, (3, 4), "float16").std(1, correction=2),
+    ],
+    "var_mean": [
+        lambda m, d: m.var_mean(make(m, d, B), 1),
+        lambda m, d: m.var_mean(make(m, d, (3, 4), "complex64"), correction=0),
+        lambda m, d: m.var_mean(make(m, d, B, transposed=True), (0, 2), keepdim=True),
+    ],
+    "std_mean": [
         lambda m, d: m.std_mean(make(m, d, B, transposed=True), (0, 2)),
+        lambda m, d: m.std_mean(make(m, d, (3, 4), "float16"), 0),
+        lambda m, d: m.std_mean(make(m, d, ())),
     ],
     "logsumexp": [
         lambda m, d: m.logsumexp(make(m, d, (3, 4)), (0, 1)),

@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import torch
-from torch_oracle import TOL, check, dtype_name, random_array
+from torch_oracle import TOL, check, check_signs, dtype_name, random_array
 
 import ember.core as ember
 
@@ -119,14 +119,79 @@ def test_binary(name, dtype):
         run(lambda L, x, y: getattr(x, name)(y), [operand((3, 4), dtype), operand((4,), dtype, 1, **kw)])
 
 
-# Complex NaNs and infinities are left out of the special-value tests: numpy and torch's
-# kernels follow different conventions there (torch's add computes x + 1 * y as a complex
-# product, spreading NaN from any infinite part), and both are within C99's latitude.
+# Complex NaNs and infinities are left out of the special-value tests: numpy's and torch's
+# kernels follow different conventions there, both within C99's latitude (add and sub,
+# where Ember follows torch's, are tested below).
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 @pytest.mark.parametrize("name", [n for n in BINARY if not n.startswith("bitwise")])
 def test_binary_special_values(name, dtype):
     for shift in range(0, len(SPECIAL), 2):
         run(lambda L, x, y: getattr(L, name)(x, y), [special(dtype), special(dtype, shift)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: L.remainder(x, y), lambda L, x, y: x % y, lambda L, x, y: x.clone().remainder_(y),
+    lambda L, x, y: L.remainder(x, -0.5), lambda L, x, y: L.remainder(2.0, y),
+])
+def test_remainder_signs_of_zeros_and_infinities(fn, dtype):
+    """torch's remainder is fmod moved into the divisor's sign where the two differ: a zero
+    keeps fmod's sign, the dividend's (numpy's remainder gives it the divisor's)."""
+    grid = np.array([0.0, -0.0, 3.0, -3.0, 1.5, -1.5, 1.0, -1.0, 2.0])
+    x, y = np.meshgrid(grid, np.array([0.5, -0.5, 1.5, -1.5, np.inf, -np.inf, 1.0]))
+    (ex, tx), (ey, ty) = _both(x, dtype), _both(y, dtype)
+    ours, theirs = fn(ember, ex, ey), fn(torch, tx, ty)
+    check(ours, theirs)
+    check_signs(ours, theirs)
+
+
+COMPLEX_CORNERS = [complex(a, b) for a in (0.0, -0.0, 1.0, -2.0, np.inf, -np.inf, np.nan)
+                   for b in (0.0, -0.0, 1.0, -2.0, np.inf, -np.inf, np.nan)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y, r: x + y, lambda L, x, y, r: x - y, lambda L, x, y, r: L.add(x, y, alpha=2),
+    lambda L, x, y, r: L.sub(x, y, alpha=-1.5j), lambda L, x, y, r: x.clone().add_(y),
+    lambda L, x, y, r: x.clone().sub_(y, alpha=3), lambda L, x, y, r: L.rsub(x, y),
+    lambda L, x, y, r: x + r, lambda L, x, y, r: r - x, lambda L, x, y, r: x - float("inf"),
+    lambda L, x, y, r: float("nan") + x,
+    lambda L, x, y, r: x.clone().__isub__(complex(-0.0, -0.0)),
+])
+def test_complex_add_and_sub_are_input_plus_alpha_times_other(fn, dtype):
+    """torch adds ``alpha * other`` as a complex product even for alpha 1 (sub adds
+    ``-alpha * other``): a NaN or infinite part of other spreads to both parts, and zeros
+    take the product's signs."""
+    x, y = np.meshgrid(np.array(COMPLEX_CORNERS), np.array(COMPLEX_CORNERS))
+    (ex, tx), (ey, ty) = _both(x, dtype), _both(y, dtype)
+    er, tr = _both(y.real, "float32" if dtype == "complex64" else "float64")
+    ours, theirs = fn(ember, ex, ey, er), fn(torch, tx, ty, tr)
+    check(ours, theirs)
+    check_signs(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("number", [1.5, -3.0, 2, 1j])
+def test_reflected_true_division_is_reciprocal_times_the_number(number, dtype):
+    """torch's ``number / tensor`` is ``tensor.reciprocal() * number``: its roundings, and
+    nan + nanj for a complex zero (numpy's division gives inf + nanj)."""
+    e, t = operand((40,), dtype, 3)
+    e[:2], t[:2] = 0, 0
+    exact = {} if dtype == "complex64" else {"rtol": 0, "atol": 0}  # complex: numpy's 1 / z
+    check(number / e, number / t, **exact)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x, y: x / y, lambda L, x, y: L.xlogy(x, y), lambda L, x, y: L.atan2(x, y),
+    lambda L, x, y: L.copysign(x, y), lambda L, x, y: L.true_divide(y, x),
+    lambda L, x, y: L.hypot(x.float(), y),
+])
+def test_integer_operands_of_float_results_are_cast_from_their_own_dtype(fn):
+    """An int64 0-d tensor beside uint8 promotes to uint8, but a float result casts each
+    operand to float from its own dtype: -5 stays -5.0 (through uint8 it would be 251)."""
+    run(fn, [_both(np.array([0, 3, 200], dtype="uint8"), "uint8"),
+             _both(np.array(-5), "int64")])
+    run(fn, [_both(np.array([3, -7], dtype="int8"), "int8"), _both(np.array(300), "int64")])
 
 
 @pytest.mark.parametrize("rounding_mode", [None, "trunc", "floor"])
@@ -283,6 +348,24 @@ def test_unary(name, dtype):
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_special_values(name, dtype):
     run(lambda L, x: getattr(L, name)(x), [special(dtype)])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_relu_keeps_negative_zero(dtype):
+    e, t = special(dtype)
+    for fn in (lambda L, x: L.relu(x), lambda L, x: x.clone().relu_()):
+        ours, theirs = fn(ember, e), fn(torch, t)
+        check(ours, theirs)
+        check_signs(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sigmoid_of_16_bit_floats_rounds_once(dtype):
+    """torch's sigmoid is ``1 / (1 + exp(-x))``, of float16 and bfloat16 computed in
+    float32 and rounded once: the same values exactly."""
+    values = [-100.0, 100.0, np.inf, -np.inf, *np.linspace(-12, 12, 241)]
+    e, t = _both(np.array(values), dtype)
+    check(ember.sigmoid(e), torch.sigmoid(t), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64"])

@@ -419,3 +419,21 @@ def test_einsum_dtypes_follow_torchs_pairwise_steps(equation, shapes, dtypes):
 ])
 def test_add_products_of_wrong_ranks(name, shapes):
     run(lambda m: getattr(m, name)(*[m.ones(s) for s in shapes]), [])
+
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16"])
+@pytest.mark.parametrize("fn", [
+    lambda L, m, v: L.matmul(m, v), lambda L, m, v: L.mv(m, v), lambda L, m, v: m @ v[:, None],
+    lambda L, m, v: L.addmv(L.ones(3, dtype=m.dtype), m, v), lambda L, m, v: v @ m.t(),
+    lambda L, m, v: L.ones(3, dtype=m.dtype).addmv_(m, v), lambda L, m, v: L.tensordot(m, v, 1),
+    lambda L, m, v: L.inner(m, v), lambda L, m, v: L.matmul(m.expand(2, 3, 1), v),
+    lambda L, m, v: L.einsum("ij,j->i", m, v),
+])
+def test_products_over_one_inner_element_keep_nan_times_zero(fn, dtype):
+    """Over an inner dim of length 1 OpenBLAS's matrix-vector product skips a zero entry
+    of the vector, giving 0 where torch gives nan * 0 = nan (and inf * 0)."""
+    m = np.array([[np.nan], [np.inf], [-2.0]], dtype=dtype)
+    v = np.zeros(1, dtype=dtype)
+    ours = fn(ember, ember.from_numpy(m), ember.from_numpy(v))
+    check(ours, fn(torch, torch.from_numpy(m), torch.from_numpy(v)))

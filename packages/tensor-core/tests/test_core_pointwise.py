@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder
-from torch_oracle import check, check_same_error, pair
+from torch_oracle import check, check_same_error, check_signs, pair
 
 import ember.core as ember
 
@@ -104,6 +104,21 @@ SPECIAL_OPS = ["clamp", "clamp_min_only", "nan_to_num", "nan_to_num_args", "logi
 @pytest.mark.parametrize("name", SPECIAL_OPS)
 def test_nan_inf_and_signed_zero(name, dtype):
     run(UNARY[name], [special(dtype)])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x: x.clamp(min=0.0), lambda L, x: x.clamp(max=0.0), lambda L, x: x.clamp(min=-0.0),
+    lambda L, x: L.clamp(x, -0.0, 0.0), lambda L, x: L.clamp(x, 0.0, -0.0),
+    lambda L, x: L.clamp_max(x, -0.0), lambda L, x: x.clone().clamp_(min=0),
+])
+def test_clamp_at_a_zero_bound_keeps_the_sign_of_zeros(fn, dtype):
+    """torch's clamp gives the element itself where it equals the bound: -0.0 clamped at
+    0.0 stays -0.0 (numpy's maximum gives one operand or the other by dtype)."""
+    e, t = special(dtype)
+    ours, theirs = fn(ember, e), fn(torch, t)
+    check(ours, theirs)
+    check_signs(ours, theirs)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])

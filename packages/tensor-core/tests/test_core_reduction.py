@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder, same
-from torch_oracle import check, random_array
+from torch_oracle import check, check_signs, random_array
 
 import ember.core as ember
 from ember.core import meta
@@ -318,6 +318,8 @@ def test_reductions_dispatch_their_primitives() -> None:
     ("sum", {"dim": None, "keepdim": True, "dtype": ember.float16}),
     ("mean", {"dim": (1,), "keepdim": True, "dtype": None}),
     ("var", {"dim": (2,), "keepdim": False, "correction": 1.0}),
+    ("var_mean", {"dim": (0, 2), "keepdim": True, "correction": 0.0}),
+    ("std_mean", {"dim": None, "keepdim": False, "correction": 1.0}),
     ("amax", {"dim": (0, 1), "keepdim": True}),
     ("max", {"dim": 1, "keepdim": False}),
     ("argmax", {"dim": None, "keepdim": True}),
@@ -378,3 +380,51 @@ def test_var_std_warn_without_degrees_of_freedom(fn) -> None:
                 if w.category is UserWarning]
 
     assert messages(ember) == messages(torch)
+
+
+# torch's var_mean and std_mean compute their mean with the spread, by Welford's running
+# update: an infinity turns it NaN unless the infinity is the last element reduced
+INFINITE = [[-1.0, 1.0, -INF, 2.0], [-INF, -INF], [1.0, 2.0, INF], [INF, 1.0], [1.0, INF, -INF],
+            [math.nan, 1.0], [2.0, -0.0, 3.0, INF, 1.0, 0.5]]
+
+
+@pytest.mark.parametrize("values", INFINITE)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "complex64"])
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.var_mean(x), lambda L, x: L.std_mean(x, 0, correction=0),
+    lambda L, x: L.var_mean(x.reshape(1, -1), 1, keepdim=True),
+    lambda L, x: L.std_mean(x.reshape(-1, 1).expand(-1, 2).t(), 1),
+    lambda L, x: L.var_mean(L.stack([x, x.flip(0)]).t(), (0, 1)),
+    lambda L, x: L.std_mean(L.stack([x, x.flip(0)]).t(), 0),
+])
+@pytest.mark.filterwarnings("ignore:std_mean\\(\\)|var_mean\\(\\):UserWarning")
+def test_var_mean_of_infinities(fn, dtype, values) -> None:
+    arr = np.array(values)
+    if dtype == "complex64":  # the parts' means apart, as torch's kernel computes them
+        arr = arr + 1j * arr[::-1]
+    e, t = ember.tensor(arr), torch.tensor(arr)
+    e, t = e.to(getattr(ember, dtype)), t.to(getattr(torch, dtype))
+    ours, theirs = fn(ember, e), fn(torch, t)
+    assert type(ours) is type(theirs) is tuple
+    check(ours, theirs)
+
+
+COMPLEX_CORNERS = [complex(a, b) for a in (0.0, -0.0, 1.0, -3.0, INF, -INF, math.nan)
+                   for b in (0.0, -0.0, 2.5, -1.0, INF, -INF, math.nan)]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logcumsumexp_steps_as_torch(dtype) -> None:
+    """torch's complex logcumsumexp adds ``log1p(exp(min - max))`` to the operand of the
+    larger real part, step by step from -inf: the imaginary parts add up unwrapped (3 pi
+    where the principal log gives pi), and NaN, infinities and signed zeros follow its
+    special cases."""
+    rng = np.random.default_rng(0)
+    arr = rng.choice(np.array(COMPLEX_CORNERS), size=(40, 5)).astype(dtype)
+    arr[0] = [complex(3, -2), complex(3, 2), complex(-4.2, -9.1), complex(-4.2, 9.1), 1j]
+    e, t = ember.from_numpy(arr), torch.from_numpy(arr)
+    for dim in (0, 1):
+        ours, theirs = ember.logcumsumexp(e, dim), torch.logcumsumexp(t, dim)
+        check(ours, theirs, atol=1e-5)
+        check_signs(ours, theirs)
+    check(ember.logcumsumexp(e[0, 0], 0), torch.logcumsumexp(t[0, 0], 0))

@@ -130,6 +130,16 @@ def check(actual: Any, expected: Any, rtol: float | None = None, atol: float | N
         np.testing.assert_array_equal(a, e)
 
 
+def check_signs(actual: ember.Tensor, expected: torch.Tensor) -> None:
+    """Assert the sign bits agree wherever torch's value is not NaN (of each part of complex
+    values): ``check`` cannot tell -0.0 from 0.0, which later ops can (``1 / x``, atan2)."""
+    a, e = np.asarray(np.array(actual)), to_numpy(expected)
+    for part in (np.real, np.imag) if np.iscomplexobj(e) else (np.asarray,):
+        ours, theirs = part(a).astype(np.float64), part(e).astype(np.float64)
+        known = ~np.isnan(theirs)
+        np.testing.assert_array_equal(np.signbit(ours)[known], np.signbit(theirs)[known])
+
+
 def check_same_error(fn: Callable[[Any], Any], phrase: str) -> None:
     """``fn(torch)`` and ``fn(ember.core)`` raise the same exception type, each with
     ``phrase`` in its message (the check an op makes first, in torch's order)."""

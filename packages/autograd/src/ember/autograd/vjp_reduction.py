@@ -163,6 +163,25 @@ def std(n: Any, g: Tensor) -> Grads:
     return (_var_backward(n, E.where(out == 0, 0.0, g / (2 * out))),)
 
 
+def var_mean(n: Any, g: Any) -> Grads:
+    """torch's var_mean_backward: var's gradient plus mean's, of the outputs given one."""
+    g_var, g_mean = g
+    return _with_mean(n, None if g_var is None else _var_backward(n, g_var), g_mean)
+
+
+def std_mean(n: Any, g: Any) -> Grads:
+    """torch's std_mean_backward: std's gradient plus mean's, of the outputs given one."""
+    g_std, g_mean = g
+    return _with_mean(n, None if g_std is None else std(n, g_std)[0], g_mean)
+
+
+def _with_mean(n: Any, spread: Tensor | None, g_mean: Tensor | None) -> Grads:
+    if g_mean is None:
+        return (spread,)
+    of_mean = mean(n, g_mean)[0]
+    return (of_mean if spread is None else spread + of_mean,)
+
+
 # ----------------------------------------------------------------------------- max, min
 
 def _spread_over_ties(g: Tensor, x: Tensor, out: Tensor, dims: Any, keepdim: bool) -> Tensor:
@@ -367,6 +386,8 @@ FORMULAS: dict[str, Formula] = {
     "prod": F(prod, X, R, name=by_dim("ProdBackward")),
     "var": F(var, X),
     "std": F(std, X, R),
+    "var_mean": F(var_mean, X),
+    "std_mean": F(std_mean, X, (0,)),
     "amax": F(amax, X, R),
     "amin": F(amax, X, R),
     "max_all": F(median, X, R, name="MaxBackward1"),

@@ -10,7 +10,7 @@ from operator import itemgetter
 from typing import Any
 
 __all__ = ["return_type", "max", "min", "sort", "topk", "kthvalue", "median", "nanmedian",
-           "mode", "cummax", "cummin", "aminmax", "std_mean", "var_mean"]
+           "mode", "cummax", "cummin", "aminmax"]
 
 
 def return_type(name: str, fields: tuple[str, ...]) -> Any:
@@ -56,5 +56,3 @@ mode = return_type("mode", _VALUES_INDICES)
 cummax = return_type("cummax", _VALUES_INDICES)
 cummin = return_type("cummin", _VALUES_INDICES)
 aminmax = return_type("aminmax", ("min", "max"))
-std_mean = return_type("std_mean", ("std", "mean"))
-var_mean = return_type("var_mean", ("var", "mean"))

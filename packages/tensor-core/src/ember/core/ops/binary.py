@@ -21,6 +21,7 @@ from .conversion import cast, clone
 from .copying import FILL, assign_inplace, write_out
 from .elementwise_factory import Refusals, binary_op
 from .operands import LIMITS, checked_scalar, overflow_error
+from .unary import neg, reciprocal
 
 _BF16 = _dt.bfloat16
 
@@ -36,7 +37,12 @@ def _floor_divide(x: Any, y: Any) -> Any:
 
 def _remainder(x: Any, y: Any) -> Any:
     _check_int_zero_division("remainder", x, y)
-    return np.remainder(x, y)
+    if _computes_in(x, y).kind in "iub":
+        return np.remainder(x, y)
+    # torch's floored remainder: fmod, plus the divisor where the two signs differ; a zero
+    # keeps fmod's sign, the dividend's (numpy's remainder gives it the divisor's)
+    mod = np.fmod(x, y)
+    return np.where((mod != 0) & ((mod < 0) != (y < 0)), mod + y, mod)
 
 
 def _fmod(x: Any, y: Any) -> Any:
@@ -156,9 +162,10 @@ def _complex_refusal(name: str) -> Refusals:
 
 
 
-ADD, _add, add_ = binary_op("add", np.add, inplace=True, scale=lambda s, o, a: _scaled(s, o, a))
+ADD, add, add_ = binary_op("add", np.add, inplace=True, scale=lambda s, o, a: _scaled(s, o, a))
 SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
                              scale=lambda s, o, a: _scaled(s, o, a, True))
+add.__doc__ = "torch.add: ``input + alpha * other``."
 MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
 DIV, true_divide, _div_ = binary_op("div", _true_divide, result="float", inplace=True)
 # torch differentiates div with a rounding mode (gradient zero) and records floor_divide
@@ -224,19 +231,10 @@ multiply = mul
 arctan2 = atan2
 
 
-def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
-    """torch.add: ``input + alpha * other``."""
-    if alpha.__class__ is not int or alpha != 1:
-        other = _scaled(input, other, alpha)
-    return _add(input, other) if out is None else _add(input, other, out=out)
-
-
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """torch.sub: ``input - alpha * other``."""
     _check_bool_sub(input, other)
-    if alpha.__class__ is not int or alpha != 1:
-        other = _scaled(input, other, alpha, True)
-    return _sub(input, other) if out is None else _sub(input, other, out=out)
+    return _sub(input, other, alpha=alpha, out=out)
 
 
 def _check_bool_sub(input: Any, other: Any) -> None:
@@ -252,7 +250,9 @@ def _check_bool_sub(input: Any, other: Any) -> None:
 
 def _scaled(input: Any, other: Any, alpha: Any, negated: bool = False) -> Any:
     """``alpha * other`` after torch's checks that alpha suits the result dtype (``negated``:
-    torch's sub adds ``-alpha * other``, and checks ``-alpha``)."""
+    torch's sub adds ``-alpha * other``, and checks ``-alpha``). Complex operands are
+    multiplied even by 1, as torch multiplies them: the complex product spreads a NaN or
+    infinite part of ``other`` to both parts."""
     dt = _dt.result_type(input, other)
     if isinstance(alpha, bool) and dt is not _dt.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
@@ -268,11 +268,25 @@ def _scaled(input: Any, other: Any, alpha: Any, negated: bool = False) -> Any:
         # torch converts alpha to the result dtype with a check, and multiplies in that
         # dtype: other is cast first (uint8 by -1 must not wrap before a float64 add)
         checked_scalar(-alpha if negated else alpha, dt)
+    if dt.category == 3:
+        return _complex_scaled(other, alpha, negated, dt)
     if alpha == 1 and alpha.__class__ is not float:
         return other
     if isinstance(other, Tensor):
         return mul(other if other.dtype is dt else cast(other, dt), alpha)
     return other * alpha
+
+
+def _complex_scaled(other: Any, alpha: Any, negated: bool, dt: _dt.dtype) -> Any:
+    """What sub subtracts or add adds so that the result is torch's ``input + a * other``
+    (``a`` is alpha, or -alpha for sub) with the complex product, in ``dt``: sub subtracts
+    the product's negation, which adds the product exactly, signed zeros included."""
+    a = -alpha if negated else alpha
+    if isinstance(other, Tensor):
+        product = mul(other if other.dtype is dt else cast(other, dt), a)
+        return neg(product) if negated else product
+    product = dt.np.type(other) * dt.np.type(a)
+    return -product if negated else product
 
 
 subtract = sub
@@ -360,6 +374,12 @@ def div_(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Tenso
                        f"found '{rounding_mode}'")
 
 
+def _rtruediv(self: Tensor, other: Any) -> Tensor:
+    """``other / self`` as torch's operator computes it, ``self.reciprocal() * other``: its
+    roundings, and nan + nanj where a complex zero is the divisor (not inf + nanj)."""
+    return mul(reciprocal(self), other)
+
+
 def _reflected(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
@@ -391,10 +411,10 @@ def _methods() -> dict[str, Callable[..., Any]]:
         "true_divide_": methods["div_"], "arctan2_": methods["atan2_"], "greater_": methods["gt_"],
         "less_": methods["lt_"], "greater_equal_": methods["ge_"], "less_equal_": methods["le_"],
         "not_equal_": methods["ne_"],
-        "__add__": _add, "__radd__": _add, "__iadd__": methods["add_"],
+        "__add__": add, "__radd__": add, "__iadd__": methods["add_"],
         "__sub__": sub, "__rsub__": _reflected(sub), "__isub__": methods["sub_"],
         "__mul__": mul, "__rmul__": mul, "__imul__": methods["mul_"],
-        "__truediv__": true_divide, "__rtruediv__": _reflected(true_divide),
+        "__truediv__": true_divide, "__rtruediv__": _rtruediv,
         "__itruediv__": methods["div_"],
         "__floordiv__": floor_divide, "__rfloordiv__": _reflected(floor_divide),
         "__ifloordiv__": methods["floor_divide_"],

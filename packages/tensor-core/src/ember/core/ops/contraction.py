@@ -23,7 +23,6 @@ from typing import Any
 
 from .. import dtypes as _dt
 from .. import meta
-from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..tensor import Tensor, wrap_dim
 from . import reduction
@@ -38,7 +37,7 @@ from .operands import (
     not_implemented,
     upcast,
 )
-from .products import check_tensors, no_bool, result_array
+from .products import blas_product, check_tensors, no_bool, result_array
 
 _BOOL = _dt.bool
 
@@ -66,9 +65,17 @@ def _kron(x: Any, y: Any) -> Any:
 
 
 def _tensordot(x: Any, y: Any, *, dims_a: tuple[int, ...], dims_b: tuple[int, ...]) -> Any:
+    # numpy's tensordot without its ``dot``: the contracted dims moved together and
+    # flattened, one matrix product (``blas_product``: nan * 0 stays nan over one element)
     dtype = x.dtype
     x, y = upcast(x, y)
-    return result_array(xp_of(x).tensordot(x, y, axes=(dims_a, dims_b)), dtype)
+    kept_a = [d for d in range(x.ndim) if d not in dims_a]
+    kept_b = [d for d in range(y.ndim) if d not in dims_b]
+    rows, cols = [x.shape[d] for d in kept_a], [y.shape[d] for d in kept_b]
+    inner = math.prod(x.shape[d] for d in dims_a)
+    a = x.transpose(kept_a + list(dims_a)).reshape(math.prod(rows), inner)
+    b = y.transpose(list(dims_b) + kept_b).reshape(inner, math.prod(cols))
+    return result_array(blas_product(a, b).reshape(rows + cols), dtype)
 
 
 def _trace(x: Any) -> Any:

@@ -243,37 +243,72 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                 broadcast_shape(name, x._data.shape, y._data.shape)
             check_allowed(kernel_name, allowed, dt, refusals)
         if to_float and category < 2:
+            # each tensor is cast from its own dtype, as torch casts its operands (through
+            # their promoted integer dtype, an int64 -5 beside uint8 would wrap to 251)
             dt = _dt.get_default_dtype()
             if isinstance(x, Tensor):
-                x = cast(x, dt)
+                x = cast(input, dt, dev)
             if isinstance(y, Tensor):
-                y = cast(y, dt)
+                y = cast(other, dt, dev)
         return x, y, dt
 
     # dtypes a tensor operand of which needs no cast and no check (the hot path), with a
-    # tensor of the same dtype, or (``with_numbers``) with a Python int or float
+    # tensor of the same dtype, or (``with_numbers``) with a Python int or float; torch
+    # computes ``input + alpha * other`` (``scale``) with the product, a complex one, even
+    # for alpha 1, so complex operands of those ops take the path that scales
     plain = frozenset(d for d in _dt.ALL_DTYPES if accepted[d.category] and
-                      (not to_float or d.category >= 2))
+                      (not to_float or d.category >= 2) and (scale is None or d.category < 3))
     with_numbers = frozenset() if scalars == "none" else frozenset(
         d for d in plain if d.category >= 2 and d is not _BF16)
 
-    def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
-        if engaged.count and overriding():
-            return handle(fn, spec, (input, other), {"out": out})  # type: ignore[no-any-return]
-        if input.__class__ is Tensor and ((
-                other.__class__ is Tensor and input.dtype is other.dtype and input.dtype in plain
-                and input.device is other.device) or (
-                (other.__class__ is float or other.__class__ is int)
-                and input.dtype in with_numbers)):
-            x, y = input, other
-        else:
-            x, y, _ = resolve(input, other)
-        try:
-            res = op.door((x, y), None)
-        except ValueError:
-            raise broadcast_error(name, *[a._data if isinstance(a, Tensor) else a
-                                          for a in (x, y)]) from None
-        return res if out is None else write_out(name, out, res, (input, other))
+    def scaled(input: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
+        """The operands promoted, ``other`` times alpha (which torch checks first) where
+        that product is computed, as in torch."""
+        if alpha.__class__ is not int or alpha != 1:
+            x, y, _ = resolve(input, scale(input, other, alpha))  # type: ignore[misc]
+            return x, y
+        x, y, dt = resolve(input, other)
+        return (x, scale(x, y, 1)) if dt.category == 3 else (x, y)  # type: ignore[misc]
+
+    def mismatch(x: Any, y: Any) -> RuntimeError:
+        return broadcast_error(name, *[a._data if isinstance(a, Tensor) else a for a in (x, y)])
+
+    if scale is None:
+        def fn(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+            if engaged.count and overriding():
+                return handle(fn, spec, (input, other), {"out": out})  # type: ignore[no-any-return]
+            if input.__class__ is Tensor and ((
+                    other.__class__ is Tensor and input.dtype is other.dtype
+                    and input.dtype in plain and input.device is other.device) or (
+                    (other.__class__ is float or other.__class__ is int)
+                    and input.dtype in with_numbers)):
+                x, y = input, other
+            else:
+                x, y, _ = resolve(input, other)
+            try:
+                res = op.door((x, y), None)
+            except ValueError:
+                raise mismatch(x, y) from None
+            return res if out is None else write_out(name, out, res, (input, other))
+    else:
+        def fn(input: Any, other: Any, *, alpha: Any = 1,  # type: ignore[misc]
+               out: Tensor | None = None) -> Tensor:
+            if engaged.count and overriding():
+                return handle(fn, spec, (input, other),  # type: ignore[no-any-return]
+                              {"alpha": alpha, "out": out})
+            if alpha.__class__ is int and alpha == 1 and input.__class__ is Tensor and ((
+                    other.__class__ is Tensor and input.dtype is other.dtype
+                    and input.dtype in plain and input.device is other.device) or (
+                    (other.__class__ is float or other.__class__ is int)
+                    and input.dtype in with_numbers)):
+                x, y = input, other
+            else:
+                x, y = scaled(input, other, alpha)
+            try:
+                res = op.door((x, y), None)
+            except ValueError:
+                raise mismatch(x, y) from None
+            return res if out is None else write_out(name, out, res, (input, other))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}(input, other): elementwise, with broadcasting and type promotion."
@@ -292,7 +327,8 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             b, s = other._base, self._base
             if (other if b is None else b) is (self if s is None else s):
                 check_overlap(name + "_", self, (other,))
-        if alpha.__class__ is not int or alpha != 1:
+        alpha_given = alpha.__class__ is not int or alpha != 1
+        if alpha_given:
             if scale is None:
                 raise TypeError(f"{name}_() got an unexpected keyword argument 'alpha'")
             other = scale(self, other, alpha)
@@ -303,7 +339,9 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             if tensors_only and not isinstance(other, Tensor):
                 raise _not_tensor(name + "_", "other", 1, other)  # torch parses arguments first
             check_inplace_target(name + "_", self, other, not writes_leaves)
-            _, y, _ = resolve(self, other, self.dtype)
+            _, y, dt = resolve(self, other, self.dtype)
+            if scale is not None and not alpha_given and dt.category == 3:
+                y = scale(self, y, 1)  # torch's complex product, even by 1
         data = self._data
         if data.__class__ is not _NDARRAY and 0 in data.strides:
             check_writable(name + "_", self)  # NumPy refuses writes into expanded arrays itself

@@ -27,6 +27,22 @@ _F32, _F64 = _dt.float32, _dt.float64
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+def _first_on_tie(dt: Any) -> bool:
+    return bool(np.signbit(np.maximum(np.array([-0.0], dt), np.array([0.0], dt)))[0])
+
+
+# the float dtypes whose NumPy maximum and minimum give their first operand on a tie of
+# zeros (float16's loops; the others give their second)
+_FIRST_ON_TIE = frozenset(np.dtype(dt) for dt in (*LOW_PRECISION, np.float32, np.float64)
+                          if _first_on_tie(dt))
+
+
+def keeping_ties(extreme: Any, x: Any, bound: Any) -> Any:
+    """``extreme(x, bound)``, NumPy's maximum or minimum, giving ``x`` where the two tie, as
+    torch's clamp and relu do: a -0.0 clamped at 0.0 stays -0.0."""
+    return extreme(x, bound) if x.dtype in _FIRST_ON_TIE else extreme(bound, x)
+
+
 def device_mismatch(op: str, a: device, b: device) -> RuntimeError:
     return RuntimeError(f"{op}: Expected all tensors to be on the same device, but found at least "
                         f"two devices, {a} and {b}!")

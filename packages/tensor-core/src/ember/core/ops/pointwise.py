@@ -33,6 +33,7 @@ from .operands import (
     broadcasting,
     check_operand,
     common_device,
+    keeping_ties,
     not_implemented,
     plain_number,
     promote,
@@ -46,9 +47,9 @@ _NUMBERS = (bool, int, float, complex)
 
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     # maximum/minimum propagate NaN from either side, as torch's clamp does
-    r = x if lo is None else np.maximum(x, lo)
+    r = x if lo is None else keeping_ties(np.maximum, x, lo)
     if hi is not None:
-        r = np.minimum(r, hi)
+        r = keeping_ties(np.minimum, r, hi)
     return _exactly(r, x.dtype)
 
 

@@ -64,17 +64,25 @@ def result_array(r: Any, dtype: Any) -> Any:
 
 # ----------------------------------------------------------------------------- kernels
 
+def blas_product(x: Any, y: Any) -> Any:
+    """``x.dot(y)`` of arrays of ranks 1 or 2: one BLAS call, quicker than ``@`` on small
+    matrices; over an inner dim of length 1 numpy's matmul instead, as OpenBLAS's
+    matrix-vector product skips a zero entry of its vector there (0 * nan would give 0,
+    not torch's nan)."""
+    return x.dot(y) if x.shape[-1] != 1 else x @ y
+
+
 def _product(x: Any, y: Any) -> Any:
     """matmul of arrays (any ranks >= 1) in their dtype (an array, also for two vectors)."""
     nx, ny = x.ndim, y.ndim
     if nx <= 2 and ny <= 2:
-        r = x.dot(y)  # quicker than ``@`` on small matrices
+        r = blas_product(x, y)
         # numpy's product of two vectors is a numpy scalar; tensors hold arrays
         return np.asarray(r) if nx + ny == 2 and isinstance(r, np.generic) else r
     if ny <= 2:
         # folding the batch into rows lets one BLAS call do the work
         rows = math.prod(x.shape[:-1])
-        return x.reshape(rows, x.shape[-1]).dot(y).reshape(x.shape[:-1] + y.shape[1:])
+        return blas_product(x.reshape(rows, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[1:])
     return x @ y
 
 
@@ -83,7 +91,7 @@ def _matmul(x: Any, y: Any) -> Any:
     if dtype in _HALVES:
         # computed in float32 and rounded once, as torch's CPU kernels do
         return _product(x.astype(np.float32), y.astype(np.float32)).astype(dtype)
-    if x.ndim == 2 and y.ndim == 2:
+    if x.ndim == 2 and y.ndim == 2 and x.shape[1] != 1:
         return x.dot(y)  # the hot path, without a further call
     return _product(x, y)
 

@@ -38,7 +38,6 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from .. import return_types as rt
 from ..device import xp_of
 from ..dispatch import Op, dispatch, register
 from ..dtypes import scalar_type_name
@@ -57,7 +56,6 @@ from .reduction_args import (
     check_input,
     count_of,
     keepdim_of,
-    named,
     one_dim,
     real_dtype,
     reduced_dims,
@@ -300,14 +298,54 @@ def _std_forward(x: Any, dim: Dims = None, keepdim: bool = False,
         real_dtype(x.dtype), copy=False))
 
 
+def _welford_mean(x: Any, dim: Dims, keepdim: bool) -> Any:
+    """The mean torch's var_mean and std_mean give beside the spread: a running mean
+    (Welford's update), which an infinity turns NaN unless it comes last (``inf - inf``
+    in the next update), and the plain mean otherwise (the same but for rounding); of
+    complex inputs, the parts' means, as torch's kernel computes them apart."""
+    xp = xp_of(x)
+    if x.dtype.kind == "c":
+        real, imag = _welford_mean(x.real, dim, keepdim), _welford_mean(x.imag, dim, keepdim)
+        m = xp.empty(real.shape, x.dtype)
+        m.real, m.imag = real, imag
+        return m
+    m = _mean_forward(x, dim, keepdim)
+    infinite = np.isinf(x)
+    if x.ndim == 0 or not infinite.any():
+        return m
+    # torch reduces in memory order, which for its layouts ends at the last index of every
+    # reduced dim: an infinity anywhere else spoils the mean
+    infinite[tuple(-1 if dim is None or d in dim else slice(None) for d in range(x.ndim))] = False
+    return xp.where(infinite.any(axis=dim, keepdims=keepdim), m.dtype.type(np.nan), m)
+
+
+def _var_mean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
+                      correction: float = 1.0) -> tuple[Any, Any]:
+    return _var_forward(x, dim, keepdim, correction), _welford_mean(x, dim, keepdim)
+
+
+def _std_mean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
+                      correction: float = 1.0) -> tuple[Any, Any]:
+    return _std_forward(x, dim, keepdim, correction), _welford_mean(x, dim, keepdim)
+
+
+def _spread_mean_rule(x: Any, dim: Dims = None, keepdim: bool = False,
+                      correction: float = 1.0) -> tuple[Any, Any]:
+    return REAL_RULE(x, dim, keepdim), _SAME(x, dim, keepdim)
+
+
 VAR = register("var", _var_forward, REAL_RULE, "reduction", arg_names=SELF)
 STD = register("std", _std_forward, REAL_RULE, "reduction", arg_names=SELF)
+VAR_MEAN = register("var_mean", _var_mean_forward, _spread_mean_rule, "reduction",
+                    arg_names=SELF)
+STD_MEAN = register("std_mean", _std_mean_forward, _spread_mean_rule, "reduction",
+                    arg_names=SELF)
 
 
 def _var_like(op: Op, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-              correction: Any, out: Tensor | None, name: str | None = None) -> Tensor:
-    """var or std (``name``: the public op, var_mean and std_mean warn by their names)."""
-    name = name or op.name
+              correction: Any, out: Tensor | None) -> Any:
+    """var, std, var_mean or std_mean, by ``op``."""
+    name = op.name
     check_input(name, input)
     if isinstance(dim, bool):  # the legacy form std(input, unbiased)
         dim, unbiased = None, dim
@@ -340,21 +378,18 @@ def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: b
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: Any = None) -> Any:
-    """torch.var_mean: ``(var, mean)`` over the same dims."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    v = _var_like(VAR, input, dim, unbiased, keepdim, correction, None, "var_mean")
-    return named(rt.var_mean, "var_mean", (v, mean(input, dim, keepdim)), None)
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """torch.var_mean: the tuple ``(var, mean)`` over the same dims, computed together as
+    torch computes them (its mean is NaN where an infinity comes before the last element)."""
+    var, mean = _var_like(VAR_MEAN, input, dim, unbiased, keepdim, correction, None)
+    return var, mean
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False,
-             *, correction: Any = None) -> Any:
-    """torch.std_mean: ``(std, mean)`` over the same dims."""
-    if isinstance(dim, bool):
-        dim, unbiased = None, dim
-    s = _var_like(STD, input, dim, unbiased, keepdim, correction, None, "std_mean")
-    return named(rt.std_mean, "std_mean", (s, mean(input, dim, keepdim)), None)
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:
+    """torch.std_mean: the tuple ``(std, mean)``, computed together as ``var_mean``."""
+    std, mean = _var_like(STD_MEAN, input, dim, unbiased, keepdim, correction, None)
+    return std, mean
 
 
 # ----------------------------------------------------------------------------- logsumexp

@@ -94,18 +94,43 @@ def _logcumsumexp_forward(x: Any, dim: int) -> Any:
         with np.errstate(invalid="ignore"):  # -inf + -inf along the way is fine
             return _along(w, np.logaddexp.accumulate, dim).astype(x.dtype, copy=False)
     # numpy's logaddexp is real only: complex inputs step along dim (vectorized across it)
+    # from torch's start, -inf; the imaginary parts add up unwrapped, as in torch
     xp = xp_of(w)
     moved = xp.moveaxis(w.reshape(1) if w.ndim == 0 else w, dim if w.ndim else 0, 0)
     out = xp.empty_like(moved)
-    if moved.shape[0]:
-        acc = out[0] = moved[0]
+    acc = xp.full(moved.shape[1:], -np.inf, w.dtype)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for i in range(1, moved.shape[0]):
-            m = np.maximum(acc.real, moved[i].real)
-            m = xp.where(np.isfinite(m), m, m.dtype.type(0))
-            acc = out[i] = np.log(np.exp(acc - m) + np.exp(moved[i] - m)) + m
+        for i in range(moved.shape[0]):
+            acc = out[i] = _complex_log_add_exp(moved[i], acc)
     r = xp.moveaxis(out, 0, dim if w.ndim else 0)
     return row_major((r.reshape(()) if w.ndim == 0 else r).astype(x.dtype, copy=False))
+
+
+def _complex_log_add_exp(x: Any, y: Any) -> Any:
+    """torch's step of a complex logcumsumexp: ``max + log1p(exp(min - max))``, the operands
+    ordered by real part; a NaN part anywhere gives nan + nanj, two infinite real parts of
+    one sign -inf's operand (``min``) or ``log(exp(min) + exp(max))``."""
+    xp = xp_of(x)
+    x_first = x.real < y.real
+    low, high = xp.where(x_first, x, y), xp.where(x_first, y, x)
+    r = _complex_log1p(np.exp(low - high)) + high
+    infinite = ~np.isfinite(low.real) & (low.real == high.real)
+    if infinite.any():
+        r = xp.where(infinite, xp.where(low.real < 0, low, np.log(np.exp(low) + np.exp(high))), r)
+    nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(y.real) | np.isnan(y.imag)
+    return xp.where(nan, x.dtype.type(complex(np.nan, np.nan)), r)
+
+
+def _complex_log1p(z: Any) -> Any:
+    """c10's complex log1p: the angle of ``1 + z``, its log modulus through log1p near 0."""
+    xp = xp_of(z)
+    a, b = z.real, z.imag
+    near = np.abs(z) < 0.5
+    r = a * (2 + a) + b * b
+    out = xp.empty_like(z)  # its parts set apart: ``modulus + 1j * angle`` would lose -0.0
+    out.real = xp.where(near, xp.where(r == 0, a, 0.5 * np.log1p(r)), np.log(np.hypot(a + 1, b)))
+    out.imag = np.arctan2(b, a + 1)
+    return out
 
 
 CUMSUM = register("cumsum", _cumsum_forward, _scan_rule, "scan", arg_names=SELF)

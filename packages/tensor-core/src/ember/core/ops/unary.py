@@ -28,7 +28,7 @@ from .elementwise_factory import (
     refuse_recorded_write,
     unary_op,
 )
-from .operands import LOW_PRECISION, check_operand, not_implemented
+from .operands import LOW_PRECISION, check_operand, keeping_ties, not_implemented
 
 
 def _rsqrt(x: Any) -> Any:
@@ -36,11 +36,11 @@ def _rsqrt(x: Any) -> Any:
 
 
 def _sigmoid(x: Any) -> Any:
-    if x.dtype.kind == "c":
-        return 1 / (1 + np.exp(-x))
-    # exp of -|x| never overflows; both branches are exact rearrangements.
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    # torch's formula, whose roundings its results carry (exp(-x) overflowing to inf gives
+    # 0); float16 and bfloat16 compute in float32 and round once, as torch's kernels do
+    if x.dtype in LOW_PRECISION:
+        return (1 / (1 + np.exp(-x.astype(np.float32)))).astype(x.dtype)
+    return 1 / (1 + np.exp(-x))
 
 
 def _frac(x: Any) -> Any:
@@ -52,7 +52,8 @@ def _reciprocal(x: Any) -> Any:
 
 
 def _relu(x: Any) -> Any:
-    return np.maximum(x, x.dtype.type(0))  # a scalar of x's dtype: bfloat16 stays bfloat16
+    # a scalar of x's dtype: bfloat16 stays bfloat16
+    return keeping_ties(np.maximum, x, x.dtype.type(0))
 
 
 def _square(x: Any) -> Any:
