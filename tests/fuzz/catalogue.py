@@ -3,38 +3,26 @@ in-place methods and setitem, each an Entry that, given the program's tensors so
 writes one call with arguments that fit them (most of the time: sometimes not, so that
 errors are compared too).
 
-The names come from the op modules' FUNCTIONS and METHODS (the elementwise families are
-taken from them whole); the valid arguments follow the op tests' sample tables
-(packages/tensor-core/tests/samples_*.py). ``test_fuzz`` checks that the entries reach
-every primitive of ``ember.core.dispatch.REGISTRY`` or that NOT_REACHED says why not.
+The entries are written by op family in the catalogue_* modules and joined here in a fixed
+order (a seeded run draws its steps by position in ENTRIES). The names come from the op
+modules' FUNCTIONS and METHODS (the elementwise families are taken from them whole); the
+valid arguments follow the op tests' sample tables (packages/tensor-core/tests/samples_*.py).
+``test_fuzz`` checks that the entries reach every primitive of
+``ember.core.dispatch.REGISTRY`` or that NOT_REACHED says why not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from ember.core.ops import binary, unary
-
-from .gen import (
-    Call,
-    Gen,
-    call,
-    is_bool,
-    is_complex,
-    is_float,
-    is_int,
-    is_number,
-    is_real,
+from . import (
+    catalogue_elementwise,
+    catalogue_factories,
+    catalogue_indexing,
+    catalogue_pointwise,
+    catalogue_products,
+    catalogue_reductions,
+    catalogue_shapes,
 )
-
-
-@dataclass(frozen=True)
-class Entry:
-    op: str  # the public name, as a label: torch.add, Tensor.add_, Tensor.__iadd__, ...
-    build: Callable[[Gen], Call | None]
-    inplace: bool = False  # writes into its first operand
-
+from .entries import Entry
 
 # Primitives no public call of the catalogue reaches, and why.
 NOT_REACHED: dict[str, str] = {}
@@ -61,174 +49,11 @@ VALUES_NOT_COMPARED: dict[str, str] = {
     "resize_": "a grown tensor's new elements are uninitialized",
 }
 
-ENTRIES: list[Entry] = []
-
-
-def entry(op: str, inplace: bool = False) -> Callable[[Callable[[Gen], Call | None]], None]:
-    def register(fn: Callable[[Gen], Call | None]) -> None:
-        ENTRIES.append(Entry(op, fn, inplace))
-
-    return register
-
-
-def add(op: str, fn: Callable[[Gen], Call | None], inplace: bool = False) -> None:
-    ENTRIES.append(Entry(op, fn, inplace))
-
-
-# ----------------------------------------------------------------------------- unary
-
-_FLOAT_ONLY = {"sigmoid", "erf", "erfc", "erfinv", "lgamma", "digamma", "logit", "sinc",
-               "deg2rad", "rad2deg", "rsqrt", "exp2", "expm1", "log1p", "frac"}
-_INT_ONLY = {"bitwise_not"}
-_NO_INPLACE_METHOD = {"positive", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-                      "signbit", "fix"}
-
-
-def _unary_pred(name: str) -> Callable[[object], bool]:
-    if name in _INT_ONLY:
-        return lambda t: is_int(t) or is_bool(t)
-    if name in _FLOAT_ONLY:
-        return is_float
-    return is_number
-
-
-def _unary_args(name: str, g: Gen) -> str:
-    if name == "logit" and g.coin():
-        return "1e-3"
-    if name == "round" and g.coin(0.3):
-        return "decimals=1"
-    return ""
-
-
-for _name in unary.FUNCTIONS:
-    def _fn(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_unary_pred(name))
-        if x is None:
-            return None
-        extra = _unary_args(name, g)
-        return call(f"{{out}} = torch.{name}({{0}}{', ' + extra if extra else ''})", x)
-
-    def _method(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_unary_pred(name))
-        return None if x is None else call(f"{{out}} = {{0}}.{name}({_unary_args(name, g)})", x)
-
-    def _inplace(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_unary_pred(name), recent=True)
-        return None if x is None else call(f"{{out}} = {{0}}.{name}_({_unary_args(name, g)})", x)
-
-    add(f"torch.{_name}", _fn)
-    if _name in unary.METHODS:
-        add(f"Tensor.{_name}", _method)
-    if f"{_name}_" in unary.METHODS:
-        add(f"Tensor.{_name}_", _inplace, inplace=True)
-
-for _op, _code in (("__neg__", "-{0}"), ("__pos__", "+{0}"), ("__abs__", "abs({0})"),
-                   ("__invert__", "~{0}")):
-    add(f"Tensor.{_op}", lambda g, c=_code, op=_op: (
-        lambda x: None if x is None else call("{out} = " + c, x))(
-        g.pick((lambda t: is_int(t) or is_bool(t)) if op == "__invert__" else is_number)))
-
-# ----------------------------------------------------------------------------- binary
-
-_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-            "bitwise_right_shift"}
-_TENSOR_ONLY = {"maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot",
-                "logaddexp", "logaddexp2"}
-_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
-              "mod": "%", "pow": "**", "and": "&", "or": "|", "xor": "^", "lshift": "<<",
-              "rshift": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">",
-              "ge": ">="}
-_REAL_ONLY = {"floor_divide", "remainder", "fmod", "maximum", "minimum", "fmax", "fmin",
-              "atan2", "arctan2", "hypot", "copysign", "logaddexp", "logaddexp2", "xlogy",
-              "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal"}
-
-
-def _binary_pred(name: str) -> Callable[[object], bool]:
-    if name in _BITWISE:
-        return lambda t: is_int(t) or is_bool(t)
-    if name in _REAL_ONLY:
-        return is_real
-    return lambda t: True
-
-
-def _second(g: Gen, x: str, name: str) -> tuple[str, tuple[str, ...]]:
-    """The second operand: a broadcasting tensor, or sometimes a Python number."""
-    if name not in _TENSOR_ONLY and g.coin(0.35):
-        s = g.scalar(x)
-        if name in _BITWISE and s not in ("True", "False"):
-            s = g.choice(["1", "2", "3"])
-        return s, ()
-    y = g.partner(x, _binary_pred(name))
-    return ("{1}", (y,)) if y is not None else ("2", ())
-
-
-def _binary_extra(name: str, g: Gen) -> str:
-    if name in ("add", "sub", "subtract", "rsub") and g.coin(0.3):
-        return ", alpha=" + g.choice(["2", "-1", "0.5"])
-    if name in ("div", "divide") and g.coin(0.4):
-        return ", rounding_mode=" + g.choice(["'trunc'", "'floor'", "None"])
-    return ""
-
-
-for _name in binary.FUNCTIONS:
-    def _fn(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_binary_pred(name))
-        if x is None:
-            return None
-        other, args = _second(g, x, name)
-        if g.coin(0.15) and name not in _TENSOR_ONLY and not args:
-            # a number first, a tensor second
-            return call(f"{{out}} = torch.{name}({other}, {{0}}{_binary_extra(name, g)})", x)
-        return call(f"{{out}} = torch.{name}({{0}}, {other}{_binary_extra(name, g)})",
-                    x, *args)
-
-    def _method(g: Gen, name: str = _name, suffix: str = "") -> Call | None:
-        x = g.pick(_binary_pred(name), recent=bool(suffix))
-        if x is None:
-            return None
-        other, args = _second(g, x, name)
-        return call(f"{{out}} = {{0}}.{name}{suffix}({other}{_binary_extra(name, g)})",
-                    x, *args)
-
-    add(f"torch.{_name}", _fn)
-    if _name in binary.METHODS:
-        add(f"Tensor.{_name}", _method)
-    if f"{_name}_" in binary.METHODS:
-        add(f"Tensor.{_name}_", lambda g, name=_name: _method(g, name, "_"), inplace=True)
-
-for _dunder, _sym in _OPERATORS.items():
-    _base = {"truediv": "div", "floordiv": "floor_divide", "mod": "remainder",
-             "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-             "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift"}.get(_dunder,
-                                                                                   _dunder)
-
-    def _op(g: Gen, sym: str = _sym, base: str = _base) -> Call | None:
-        x = g.pick(_binary_pred(base))
-        if x is None:
-            return None
-        other, args = _second(g, x, base)
-        return call(f"{{out}} = {{0}} {sym} {other}", x, *args)
-
-    def _rop(g: Gen, sym: str = _sym, base: str = _base) -> Call | None:
-        x = g.pick(_binary_pred(base))
-        s = g.scalar(x)
-        if base in _BITWISE and s not in ("True", "False"):
-            s = "3"
-        return None if x is None else call(f"{{out}} = {s} {sym} {{0}}", x)
-
-    def _iop(g: Gen, sym: str = _sym, base: str = _base) -> Call | None:
-        x = g.pick(_binary_pred(base), recent=True)
-        if x is None:
-            return None
-        other, args = _second(g, x, base)
-        return call(f"{{out}} = {{0}}; {{out}} {sym}= {other}", x, *args)
-
-    add(f"Tensor.__{_dunder}__", _op)
-    if _dunder not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        add(f"Tensor.__r{_dunder}__", _rop)
-        add(f"Tensor.__i{_dunder}__", _iop, inplace=True)
-
-from . import catalogue_more  # noqa: E402,F401  (the other families register themselves)
+ENTRIES: list[Entry] = [
+    entry for family in (catalogue_elementwise, catalogue_pointwise, catalogue_reductions,
+                         catalogue_shapes, catalogue_indexing, catalogue_products,
+                         catalogue_factories)
+    for entry in family.FAMILY.entries]
 
 
 def by_op() -> dict[str, list[Entry]]:
@@ -238,5 +63,4 @@ def by_op() -> dict[str, list[Entry]]:
     return out
 
 
-__all__ = ["ENTRIES", "Entry", "NOT_REACHED", "VALUES_NOT_COMPARED", "by_op", "entry",
-           "is_complex"]
+__all__ = ["ENTRIES", "Entry", "NOT_REACHED", "REACHED_BY", "VALUES_NOT_COMPARED", "by_op"]

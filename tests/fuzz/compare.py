@@ -140,7 +140,8 @@ def compare_runs(program: Program, actual: list[Outcome], expected: list[Outcome
                                     f"does not raise; torch raises {e.error}: {e.message[:160]}")
             return Disagreement(k, op, "unexpected-error",
                                 f"raises {a.error}: {a.message[:160]}; torch does not")
-        for name in e.values.keys() | a.values.keys():
+        # in the runs' order of names, not a set's (its order changes with the hash seed)
+        for name in dict.fromkeys([*e.values, *a.values]):
             if name not in a.values or name not in e.values:
                 return Disagreement(k, op, "value", f"{name} is defined in one run only")
             found = compare_value(a.values[name], e.values[name])
