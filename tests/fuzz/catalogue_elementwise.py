@@ -17,6 +17,7 @@ from .gen import (
     is_int,
     is_number,
     is_real,
+    nan_free,
 )
 
 FAMILY = Family()
@@ -32,6 +33,8 @@ _NO_INPLACE_METHOD = {"positive", "isnan", "isinf", "isfinite", "isposinf", "isn
 
 
 def _unary_pred(name: str) -> Callable[[object], bool]:
+    if name == "signbit":
+        return lambda t: is_number(t) and nan_free(t)
     if name in _INT_ONLY:
         return lambda t: is_int(t) or is_bool(t)
     if name in _FLOAT_ONLY:
@@ -105,7 +108,11 @@ def _second(g: Gen, x: str, name: str) -> tuple[str, tuple[str, ...]]:
         if name in _BITWISE and s not in ("True", "False"):
             s = g.choice(["1", "2", "3"])
         return s, ()
-    y = g.partner(x, _binary_pred(name))
+    pred = _binary_pred(name)
+    if name == "copysign":  # the sign source
+        y = g.partner(x, lambda t: pred(t) and nan_free(t))
+        return ("{1}", (y,)) if y is not None and nan_free(g.t(y)) else ("2", ())
+    y = g.partner(x, pred)
     return ("{1}", (y,)) if y is not None else ("2", ())
 
 

@@ -49,6 +49,12 @@ def is_number(t: Any) -> bool:
     return not is_bool(t)
 
 
+def nan_free(t: Any) -> bool:
+    """No NaN among the values: the sign of a NaN an op returns is unspecified (IEEE 754),
+    so the ops that read signs (``signbit``, ``copysign``'s second operand) get none."""
+    return not (is_float(t) or is_complex(t)) or not bool(t.isnan().any())
+
+
 class Gen:
     def __init__(self, rng: np.random.Generator, ns: dict[str, Any], pool: list[str]):
         self.rng = rng

@@ -77,6 +77,41 @@ def _partial_overlap(ns: dict[str, Any], step: Step) -> bool:
     return False
 
 
+def _overlaps_itself(ns: dict[str, Any], step: Step) -> bool:
+    """Whether the tensor an in-place step writes has elements that share memory without
+    an expanded (zero-stride) dim (``unfold``, ``as_strided``): torch accepts such writes
+    and leaves their results to its traversal order (its documentation calls them
+    undefined). Writes through expanded dims stay: torch refuses them."""
+    target = ns.get(step.args[0]) if step.args else None
+    if not isinstance(target, torch.Tensor) or target.numel() < 2:
+        return False
+    shape, strides = target.shape, target.stride()
+    if any(s == 0 and n > 1 for n, s in zip(shape, strides)):
+        return False
+    offsets = np.zeros(1, np.int64)
+    for n, s in zip(shape, strides):
+        offsets = (offsets[:, None] + np.arange(n) * s).ravel()
+    return len(np.unique(offsets)) < offsets.size
+
+
+def _snapshot(ns: dict[str, Any], step: Step) -> Any:
+    """A copy of the tensor an in-place step writes, to tell afterwards whether torch
+    wrote part of it before raising."""
+    target = ns.get(step.args[0]) if step.args else None
+    return target.clone() if isinstance(target, torch.Tensor) else None
+
+
+def _half_written(ns: dict[str, Any], step: Step, before: Any) -> bool:
+    """Whether a step torch refused changed the tensor it writes: torch's integer division
+    by zero raises after writing the elements before the zero, where Ember's ops that
+    raise write nothing."""
+    after = ns.get(step.args[0])
+    if before is None or not isinstance(after, torch.Tensor) or after.shape != before.shape:
+        return False
+    same = (after == before) | ((after != after) & (before != before))
+    return not bool(same.all())
+
+
 def _replay(program: Program) -> dict[str, Any]:
     ns: dict[str, Any] = {"torch": torch, "np": np}
     exec(_compiled("\n".join(program.input_code())), ns)
@@ -119,7 +154,9 @@ def generate(rng: np.random.Generator, entries: list[Entry] | None = None) -> Pr
                 if built is None:
                     continue
                 step = Step(entry.op, built.template, built.args, f"v{k}", built.meta_only)
-                overlap = entry.inplace and _partial_overlap(ns, step)
+                overlap = entry.inplace and (_partial_overlap(ns, step)
+                                             or _overlaps_itself(ns, step))
+                before = _snapshot(ns, step) if entry.inplace else None
                 if _exec(step.code(), ns):
                     if overlap:  # torch accepted a write whose result it leaves unspecified
                         ns = _replay(Program(inputs, tuple(steps)))
@@ -129,6 +166,9 @@ def generate(rng: np.random.Generator, entries: list[Entry] | None = None) -> Pr
                     if isinstance(value, torch.Tensor) and not step.meta_only:
                         pool.append(step.out)
                     break
+                if before is not None and _half_written(ns, step, before):
+                    ns = _replay(Program(inputs, tuple(steps)))
+                    continue
                 if rng.random() < KEEP_ERRORS:
                     ns.pop(step.out, None)
                     steps.append(step)
