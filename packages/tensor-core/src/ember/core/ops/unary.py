@@ -20,14 +20,15 @@ from ..dispatch import dispatch, register
 from ..tensor import Tensor
 from . import special_functions as special
 from .conversion import cast, to
-from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
-from .elementwise_factory import (
-    SAME_OUT,
-    Refusals,
-    check_allowed,
+from .copying import (
+    assign_inplace,
+    check_castable,
+    check_writable,
     refuse_recorded_write,
-    unary_op,
+    write_out,
+    write_out_exact,
 )
+from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 
@@ -176,7 +177,8 @@ ROUND, _round_half_even, _round_ = unary_op("round", _round, allowed="if", kerne
 BITWISE_NOT, bitwise_not, _bitwise_not_ = unary_op(
     "bitwise_not", np.invert, differentiable=False, allowed="bi", exact_out=SAME_OUT, inplace=True)
 LOGICAL_NOT, logical_not, _logical_not_ = unary_op("logical_not", np.logical_not, "bool",
-                                                   differentiable=False, inplace=True)
+                                                   differentiable=False, inplace=True,
+                                                   writes_leaves=True)
 ISNAN, isnan, _ = unary_op("isnan", np.isnan, result="bool", differentiable=False)
 ISINF, isinf, _ = unary_op("isinf", np.isinf, result="bool", differentiable=False)
 ISFINITE, isfinite, _ = unary_op("isfinite", np.isfinite, result="bool", differentiable=False)
@@ -307,6 +309,8 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """In-place ``logit``."""
+    if self._requires_grad:
+        refuse_recorded_write(self)  # autograd's refusal comes first
     check_writable("logit_", self)  # torch checks the written memory before the dtype
     return assign_inplace(self, logit(self, eps), "logit_")
 
