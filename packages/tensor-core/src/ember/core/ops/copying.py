@@ -362,6 +362,14 @@ def recorded_writes_refused_first(method: Callable[..., Tensor]) -> Callable[...
     return refusing
 
 
+def check_inplace_write(name: str, self: Tensor) -> None:
+    """The checks torch makes of an in-place write into ``self`` before the op's own
+    (its kernel's dtype): autograd's refusals, then memory that elements of ``self`` share."""
+    if self._requires_grad:
+        refuse_recorded_write(self)
+    check_writable(name, self)
+
+
 def _same_data(self: Tensor, src: Tensor) -> bool:
     """Whether ``src`` is a view of the very elements of ``self``, in the same layout and
     dtype (torch's early return of copy_)."""

@@ -23,7 +23,7 @@ from .conversion import cast, to
 from .copying import (
     assign_inplace,
     check_castable,
-    check_writable,
+    check_inplace_write,
     refuse_recorded_write,
     write_out,
     write_out_exact,
@@ -270,7 +270,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
         return _round_half_even(input, out=out)
     if not isinstance(input, Tensor):
         raise TypeError(f"round(): argument 'input' must be Tensor, not {type(input).__name__}")
-    check_allowed("round_vml_cpu", "f", input.dtype, None)
+    check_allowed("round_cpu", "f", input.dtype, None)
     res = dispatch(ROUND, (input,), {"decimals": decimals})
     return res if out is None else write_out_exact("round", out, res, SAME_OUT)
 
@@ -279,6 +279,7 @@ def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
     """In-place ``round``."""
     if decimals == 0:
         return _round_(self)  # type: ignore[misc]
+    check_inplace_write("round_", self)
     return assign_inplace(self, round(self, decimals=decimals), "round_")
 
 
@@ -309,9 +310,7 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """In-place ``logit``."""
-    if self._requires_grad:
-        refuse_recorded_write(self)  # autograd's refusal comes first
-    check_writable("logit_", self)  # torch checks the written memory before the dtype
+    check_inplace_write("logit_", self)
     return assign_inplace(self, logit(self, eps), "logit_")
 
 
