@@ -383,9 +383,11 @@ def test_histc_converts_its_range_to_the_dtype_first(expr: str) -> None:
     ([], "uint8", 0, 0, "without overflow"),  # an empty range widened: -1
     ([127], "int8", 0, 0, "without overflow"),
     ([3], "int16", 3, 1, "max must be larger than min"),
+    ([2 ** 54], "int64", 0, 0, "max must be larger than min"),  # +-1 vanishes in double
     ([3], "int16", float("inf"), 1, "is not finite"),
     ([3, 5], "int64", 0, 0, "histogram_cpu"),
     ([3], "uint8", 1, 2, "histogram_cpu"),
+    ([2 ** 63 - 1, -8], "int64", 0, 0, "histogram_cpu"),  # the largest int64 is 2**63 in double
 ])
 def test_histc_selects_its_edges_before_the_dtype_check(values: list[int], dtype: str,
                                                          lo: float, hi: float,

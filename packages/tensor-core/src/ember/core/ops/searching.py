@@ -182,10 +182,12 @@ def _outer_edges(flat: Any, min: float, max: float, dt: _dt.dtype) -> tuple[floa
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
-    if lo > hi:
+    # strict for integer inputs; torch's float kernel bins a range that vanishes in double
+    # (3e38 +- 1) in its middle bin
+    if lo > hi or lo == hi and dt.category < 2:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min={lo}, max={hi})")
     least, most = _dt.LIMITS[dt]
-    if not (least <= lo and hi <= most):
+    if not (float(least) <= lo and hi <= float(most)):  # compared in double, as torch
         raise overflow_error(dt)
     return lo, hi
 
