@@ -11,6 +11,7 @@ checks that read the values of tensor operands run in the primitives.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import dtypes as _dt
@@ -477,8 +478,9 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
 FUNCTIONS: list[str] = []
 
 # autograd records the fills (zero gradients): it refuses leaves before their checks
-METHODS = {name: recorded_writes_refused_first(fill) for name, fill in {
+_FILLS: dict[str, Callable[..., Tensor]] = {
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "random_": random_,
     "exponential_": exponential_, "geometric_": geometric_, "cauchy_": cauchy_,
-    "log_normal_": log_normal_}.items()}
+    "log_normal_": log_normal_}
+METHODS = {name: recorded_writes_refused_first(fill) for name, fill in _FILLS.items()}
 METHODS.update({"bernoulli": bernoulli, "multinomial": multinomial})
