@@ -345,6 +345,14 @@ LEAF_WRITES_WITH_BAD_ARGUMENTS = [  # in-place ops whose own checks fail too
     lambda m, x: x.scatter_(0, m.zeros(1, dtype=m.int64), m.ones(1, dtype=m.float64)),
     lambda m, x: x.bitwise_not_(),  # a kernel without float loops
     lambda m, x: x.copy_(x),  # copy_ of self returns at once, after autograd's check
+    lambda m, x: x.fill_(m.ones(2)),  # a value that is not 0-d
+    lambda m, x: x.exponential_(-1.0),  # the samplers' own argument checks
+    lambda m, x: x.uniform_(2.0, 1.0),
+    lambda m, x: x.random_(5, 2),
+    lambda m, x: x.bernoulli_(2.0),
+    lambda m, x: x.to(m.complex64).detach().requires_grad_().geometric_(0.5),  # their dtypes
+    lambda m, x: x.to(m.complex64).detach().requires_grad_().cauchy_(),
+    lambda m, x: x.to(m.complex64).detach().requires_grad_().logit_(),
 ]
 
 
@@ -374,6 +382,19 @@ def test_in_place_on_view_of_leaf_refused_before_the_ops_checks(case: int) -> No
         fn(torch, torch.ones(1, requires_grad=True))
     with pytest.raises(RuntimeError, match=message):
         fn(E, E.ones(1, requires_grad=True))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_logical_not_in_place_writes_leaves(dtype: str) -> None:
+    # torch's autograd records nothing of logical_not_ (as of logical_and_): no refusal
+    for m in (torch, E):
+        x = m.tensor([1.0, 0.0], dtype=getattr(m, dtype), requires_grad=True)
+        assert x.logical_not_() is x
+        assert x.requires_grad and x.grad_fn is None
+        np.testing.assert_array_equal(x.detach().numpy(), [0, 1])
+        view = m.tensor([1.0, 0.0], requires_grad=True)[:1]
+        view.logical_not_()  # nor of views of leaves
+        assert view.grad_fn is not None
 
 
 def test_in_place_abs_of_a_complex_leaf_refused_as_a_leaf_write() -> None:

@@ -425,6 +425,23 @@ def test_multinomial_never_draws_zero_probability_categories():
     assert set(picks[0, :2]) == {1, 3} and len(set(picks[0])) == 4
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 0), (3, 0), (0, 3)])
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_without_categories_or_rows(shape, replacement):
+    """A 1-d input is one row even without categories (whose sum is not positive); a 2-d
+    input without rows draws nothing, as torch."""
+    def draw(m):
+        return m.multinomial(m.zeros(shape, dtype=m.float64) + 0.1, 2, replacement)
+
+    try:
+        expected = draw(torch)
+    except RuntimeError as e:
+        check_same_error(draw, str(e))
+        return
+    got = draw(ember)
+    assert tuple(got.shape) == tuple(expected.shape) and got.dtype == ember.int64
+
+
 # --------------------------------------------------------------------------- moments
 
 def _mean_and_sd(x):

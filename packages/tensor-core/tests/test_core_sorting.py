@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder, same
-from torch_oracle import DTYPES_ALL, DTYPES_FLOAT, DTYPES_INT, check, pair
+from torch_oracle import DTYPES_ALL, DTYPES_FLOAT, DTYPES_INT, check, check_same_error, pair
 
 import ember.core as ember
 from ember.core import REGISTRY, meta
@@ -376,6 +376,32 @@ def test_histc_converts_its_range_to_the_dtype_first(expr: str) -> None:
             eval(expr, {"m": m})
         errors.append(type(caught.value))
     assert errors[0] is errors[1]
+
+
+@pytest.mark.parametrize("values, dtype, lo, hi, phrase", [
+    ([32767], "int16", 1, 1, "without overflow"),  # the data's range widened: 32768
+    ([], "uint8", 0, 0, "without overflow"),  # an empty range widened: -1
+    ([127], "int8", 0, 0, "without overflow"),
+    ([3], "int16", 3, 1, "max must be larger than min"),
+    ([2 ** 54], "int64", 0, 0, "max must be larger than min"),  # +-1 vanishes in double
+    ([3], "int16", float("inf"), 1, "is not finite"),
+    ([3, 5], "int64", 0, 0, "histogram_cpu"),
+    ([3], "uint8", 1, 2, "histogram_cpu"),
+    ([2 ** 63 - 1, -8], "int64", 0, 0, "histogram_cpu"),  # the largest int64 is 2**63 in double
+])
+def test_histc_selects_its_edges_before_the_dtype_check(values: list[int], dtype: str,
+                                                         lo: float, hi: float,
+                                                         phrase: str) -> None:
+    """torch selects the outer bin edges (the data's range where min == max, widened where
+    empty), checks them and lays them out in the input's dtype before its kernel refuses
+    an integer dtype."""
+    check_same_error(lambda m: m.histc(m.tensor(np.array(values, dtype)), 4, lo, hi), phrase)
+
+
+def test_histc_checks_the_edges_it_selects() -> None:
+    """An equal min and max out of the dtype's range are replaced by the data's range."""
+    e, t = both(np.array([3.0, 3.5]), "float32")
+    check(ember.histc(e, 4, 1e300, 1e300), torch.histc(t, 4, 1e300, 1e300))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

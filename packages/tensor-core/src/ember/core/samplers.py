@@ -113,11 +113,14 @@ def _multinomial(rng: np.random.Generator, probs: np.ndarray, *, num_samples: in
                  replacement: bool) -> np.ndarray:
     """``num_samples`` category indices (int64) drawn from each row of ``probs``."""
     k = probs.shape[-1]
-    p = probs.astype(np.float64).reshape(-1, k)
+    rows = math.prod(probs.shape[:-1])  # a 1-d input is one row, even without categories
+    p = probs.astype(np.float64).reshape(rows, k)
     if not (np.isfinite(p) & (p >= 0)).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if p.shape[0] and (p.sum(axis=1) <= 0).any():
+    if (p.sum(axis=1) <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not rows:
+        return np.empty((0, num_samples), np.int64)
     picks = _with_replacement(rng, p, num_samples) if replacement else \
         _without_replacement(rng, p, num_samples)
     return picks.reshape(*probs.shape[:-1], num_samples).astype(np.int64, copy=False)

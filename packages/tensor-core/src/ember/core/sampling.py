@@ -11,6 +11,7 @@ checks that read the values of tensor operands run in the primitives.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import dtypes as _dt
@@ -18,7 +19,7 @@ from .device import device
 from .dispatch import Op
 from .dtypes import LIMITS, demangled_type_name, scalar_type_name
 from .factory_args import _is_index, _like, _number, _sizes, finish, parse_size, target
-from .ops.copying import assign_inplace, check_writable
+from .ops.copying import assign_inplace, check_writable, recorded_writes_refused_first
 from .ops.operands import broadcast_shape, common_device, not_implemented, overflow_error
 from .random import Generator, generator_for
 from .samplers import (
@@ -476,8 +477,10 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *,
 # sampling's names are exported through __all__ (ember.core re-exports it), not FUNCTIONS.
 FUNCTIONS: list[str] = []
 
-METHODS = {
+# autograd records the fills (zero gradients): it refuses leaves before their checks
+_FILLS: dict[str, Callable[..., Tensor]] = {
     "uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "random_": random_,
     "exponential_": exponential_, "geometric_": geometric_, "cauchy_": cauchy_,
-    "log_normal_": log_normal_, "bernoulli": bernoulli, "multinomial": multinomial,
-}
+    "log_normal_": log_normal_}
+METHODS = {name: recorded_writes_refused_first(fill) for name, fill in _FILLS.items()}
+METHODS.update({"bernoulli": bernoulli, "multinomial": multinomial})

@@ -18,6 +18,7 @@ Every check runs before the write: an op that raises leaves its operands unchang
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -27,10 +28,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
-from ..dispatch import dispatch, grad_mode, register
+from ..dispatch import dispatch, grad_mode, register, steps
 from ..dtypes import scalar_type_name
 from ..result_layouts import laid_out
-from ..tensor import Tensor
+from ..tensor import Tensor, refuse_leaf_writes, refuse_view_writes
 from .conversion import CLONE, move_array
 from .geometry import shares_elements, writable_alias
 from .index_checks import fill_number
@@ -338,6 +339,37 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
     return dispatch(COPY_, (self, src), None)  # type: ignore[no-any-return]
 
 
+def refuse_recorded_write(self: Tensor, other: Any = None) -> None:
+    """Autograd's refusals of an in-place write into ``self`` that it records (a leaf that
+    requires grad, a view of one, a view whose history cannot be rewritten): torch makes
+    them before any check of the op's own."""
+    if (self._requires_grad or isinstance(other, Tensor) and other._requires_grad) \
+            and grad_mode.enabled and not grad_mode.inference and steps.autograd is not None:
+        refuse_view_writes(self)
+        refuse_leaf_writes(self)
+
+
+def recorded_writes_refused_first(method: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``method`` (an in-place write into its first argument) making autograd's refusals
+    (``refuse_recorded_write``) before it checks its arguments."""
+
+    @functools.wraps(method)
+    def refusing(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if self._requires_grad:
+            refuse_recorded_write(self)
+        return method(self, *args, **kwargs)
+
+    return refusing
+
+
+def check_inplace_write(name: str, self: Tensor) -> None:
+    """The checks torch makes of an in-place write into ``self`` before the op's own
+    (its kernel's dtype): autograd's refusals, then memory that elements of ``self`` share."""
+    if self._requires_grad:
+        refuse_recorded_write(self)
+    check_writable(name, self)
+
+
 def _same_data(self: Tensor, src: Tensor) -> bool:
     """Whether ``src`` is a view of the very elements of ``self``, in the same layout and
     dtype (torch's early return of copy_)."""
@@ -351,6 +383,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """Set every element to ``value`` (a number or a 0-d tensor)."""
     if isinstance(value, Tensor):
         if value._data.ndim != 0:
+            if self._requires_grad:
+                refuse_recorded_write(self)  # autograd's refusal comes first
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._data.ndim} dimensions.")
         if _root(value) is _root(self):  # torch copies an element of self before the fill

@@ -21,11 +21,18 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..device import xp_of
-from ..dispatch import Op, grad_mode, register, steps
+from ..dispatch import Op, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
-from ..tensor import Tensor, refuse_leaf_writes, refuse_view_writes
+from ..tensor import Tensor
 from .conversion import cast
-from .copying import check_castable, check_overlap, check_writable, write_out, write_out_exact
+from .copying import (
+    check_castable,
+    check_overlap,
+    check_writable,
+    refuse_recorded_write,
+    write_out,
+    write_out_exact,
+)
 from .operands import (
     LIMITS,
     broadcast_error,
@@ -142,16 +149,6 @@ def _inplace_op(op: Op, kernel: Callable[..., Any], differentiable: bool | None 
     return register(op.name + "_", kernel, _same_first, "elementwise",
                     op.differentiable if differentiable is None else differentiable,
                     mutates=True, functional=op, arg_names=op.arg_names)
-
-
-def refuse_recorded_write(self: Tensor, other: Any = None) -> None:
-    """Autograd's refusals of an in-place write into ``self`` that it records (a leaf that
-    requires grad, a view of one, a view whose history cannot be rewritten): torch makes
-    them before any check of the op's own."""
-    if (self._requires_grad or isinstance(other, Tensor) and other._requires_grad) \
-            and grad_mode.enabled and not grad_mode.inference and steps.autograd is not None:
-        refuse_view_writes(self)
-        refuse_leaf_writes(self)
 
 
 def check_inplace_target(op: str, self: Tensor, other: Any, leaves: bool = True) -> None:
@@ -395,14 +392,15 @@ def check_allowed(kernel: str, allowed: str, dt: _dt.dtype, refusals: Refusals |
 def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
              differentiable: bool = True, allowed: str = _ALL, kernel: str | None = None,
              refusals: Refusals | None = None, exact_out: str | None = None,
-             inplace: bool = False, rule: Callable[..., Any] | None = None
+             inplace: bool = False, writes_leaves: bool = False,
+             rule: Callable[..., Any] | None = None
              ) -> tuple[Op, Callable[..., Tensor], Callable[..., Tensor] | None]:
     """Register a unary primitive. ``result``: 'same', 'float' (ints compute in the default
     float), 'bool' or 'real' (complex gives its real dtype, as abs does). ``allowed``,
     ``kernel`` and ``refusals``: as for ``binary_op``, checked on the input dtype.
     ``exact_out``: torch's error when ``out`` must have the result's dtype exactly.
-    ``inplace``: also register ``name_`` and build the method. ``rule``: the meta rule,
-    where not the elementwise one.
+    ``inplace``: also register ``name_`` and build the method; ``writes_leaves``: as for
+    ``binary_op``. ``rule``: the meta rule, where not the elementwise one.
 
     Returns ``(op, function, in-place method or None)``.
     """
@@ -450,7 +448,7 @@ def unary_op(name: str, forward: Callable[..., Any], result: str = "same",
             return handle(method, method_spec, (self,), {})  # type: ignore[no-any-return]
         if not isinstance(self, Tensor):
             resolve(self)  # raises torch's TypeError
-        if self._requires_grad:
+        if self._requires_grad and not writes_leaves:
             refuse_recorded_write(self)  # autograd refuses before the op checks anything
         if refusals and not accepted[self.dtype.category] and \
                 _KIND[self.dtype.category] in refusals:

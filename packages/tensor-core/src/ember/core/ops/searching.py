@@ -170,9 +170,11 @@ def _bincount(x: Any, weights: Any = None, *, minlength: int = 0) -> Any:
     return xp.bincount(x, weights.astype(np.float64), minlength).astype(out_dtype)
 
 
-def _histc(x: Any, *, bins: int, min: float, max: float) -> Any:
-    xp = xp_of(x)
-    flat = _keys(x).reshape(-1)
+def _outer_edges(flat: Any, min: float, max: float, dt: _dt.dtype) -> tuple[float, float]:
+    """histc's outer bin edges as torch selects them: ``[min, max]``, the range of the
+    elements ``flat`` where both are equal, one wider each way where that is empty;
+    checked finite and ordered, then (as the edges are laid out in the input's dtype
+    ``dt``) checked to fit it."""
     lo, hi = float(min), float(max)
     if lo == hi and flat.size:
         lo, hi = float(flat.min()), float(flat.max())
@@ -180,8 +182,20 @@ def _histc(x: Any, *, bins: int, min: float, max: float) -> Any:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
-    if lo > hi:
+    # strict for integer inputs; torch's float kernel bins a range that vanishes in double
+    # (3e38 +- 1) in its middle bin
+    if lo > hi or lo == hi and dt.category < 2:
         raise RuntimeError(f"torch.histc: max must be larger than min (got min={lo}, max={hi})")
+    least, most = _dt.LIMITS[dt]
+    if not (float(least) <= lo and hi <= float(most)):  # compared in double, as torch
+        raise overflow_error(dt)
+    return lo, hi
+
+
+def _histc(x: Any, *, bins: int, min: float, max: float) -> Any:
+    xp = xp_of(x)
+    flat = _keys(x).reshape(-1)
+    lo, hi = _outer_edges(flat, min, max, _dt.from_numpy_dtype(x.dtype))
     # torch bins each element with arithmetic in the input's dtype, from edges in that dtype.
     scalar, values = x.dtype.type, x.reshape(-1)
     lo_t, hi_t = scalar(lo), scalar(hi)
@@ -384,12 +398,9 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
     _check_input("histc", input, "bool+complex", NotImplementedError)
     if bins <= 0:
         raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins}")
-    dt = input.dtype
-    lo, hi = _dt.LIMITS[dt]  # torch converts min and max to the dtype first
-    if any(math.isfinite(v) and not lo <= v <= hi for v in (min, max)):
-        raise overflow_error(dt)
-    if dt.category != 2:
-        raise NotImplementedError(f"histc(): not implemented for '{scalar_type_name(dt)}'")
+    if input.dtype.category != 2 and input.device.type != "meta":  # torch's meta takes ints
+        _outer_edges(input._data.reshape(-1), min, max, input.dtype)  # torch selects them first
+        raise not_implemented("histogram_cpu", input.dtype)
     res = dispatch(HISTC, (input,), {"bins": int(bins), "min": float(min), "max": float(max)})
     return res if out is None else write_out("histc", out, res)
 

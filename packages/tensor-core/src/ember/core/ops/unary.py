@@ -20,14 +20,15 @@ from ..dispatch import dispatch, register
 from ..tensor import Tensor
 from . import special_functions as special
 from .conversion import cast, to
-from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
-from .elementwise_factory import (
-    SAME_OUT,
-    Refusals,
-    check_allowed,
+from .copying import (
+    assign_inplace,
+    check_castable,
+    check_inplace_write,
     refuse_recorded_write,
-    unary_op,
+    write_out,
+    write_out_exact,
 )
+from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
 from .operands import LOW_PRECISION, check_operand, keeping_ties, not_implemented
 
 
@@ -177,7 +178,8 @@ ROUND, _round_half_even, _round_ = unary_op("round", _round, allowed="if", kerne
 BITWISE_NOT, bitwise_not, _bitwise_not_ = unary_op(
     "bitwise_not", np.invert, differentiable=False, allowed="bi", exact_out=SAME_OUT, inplace=True)
 LOGICAL_NOT, logical_not, _logical_not_ = unary_op("logical_not", np.logical_not, "bool",
-                                                   differentiable=False, inplace=True)
+                                                   differentiable=False, inplace=True,
+                                                   writes_leaves=True)
 ISNAN, isnan, _ = unary_op("isnan", np.isnan, result="bool", differentiable=False)
 ISINF, isinf, _ = unary_op("isinf", np.isinf, result="bool", differentiable=False)
 ISFINITE, isfinite, _ = unary_op("isfinite", np.isfinite, result="bool", differentiable=False)
@@ -269,7 +271,7 @@ def round(input: Tensor, *, decimals: int = 0, out: Tensor | None = None) -> Ten
         return _round_half_even(input, out=out)
     if not isinstance(input, Tensor):
         raise TypeError(f"round(): argument 'input' must be Tensor, not {type(input).__name__}")
-    check_allowed("round_vml_cpu", "f", input.dtype, None)
+    check_allowed("round_cpu", "f", input.dtype, None)
     res = dispatch(ROUND, (input,), {"decimals": decimals})
     return res if out is None else write_out_exact("round", out, res, SAME_OUT)
 
@@ -278,6 +280,7 @@ def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
     """In-place ``round``."""
     if decimals == 0:
         return _round_(self)  # type: ignore[misc]
+    check_inplace_write("round_", self)
     return assign_inplace(self, round(self, decimals=decimals), "round_")
 
 
@@ -308,7 +311,7 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
 
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
     """In-place ``logit``."""
-    check_writable("logit_", self)  # torch checks the written memory before the dtype
+    check_inplace_write("logit_", self)
     return assign_inplace(self, logit(self, eps), "logit_")
 
 
