@@ -55,6 +55,16 @@ def nan_free(t: Any) -> bool:
     return not (is_float(t) or is_complex(t)) or not bool(t.isnan().any())
 
 
+def _complex_half(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` promote to complex32: a float16 tensor with dims and a 0-d
+    complex one. torch marks that dtype experimental (most of its kernels refuse it) and
+    Ember has none (a known difference)."""
+    for x, y in ((a, b), (b, a)):
+        if str(x.dtype) == "torch.float16" and x.dim() and y.dtype.is_complex and not y.dim():
+            return True
+    return False
+
+
 class Gen:
     def __init__(self, rng: np.random.Generator, ns: dict[str, Any], pool: list[str]):
         self.rng = rng
@@ -92,13 +102,17 @@ class Gen:
         return self.choice(names)
 
     def partner(self, name: str, pred: Any = None) -> str | None:
-        """Another tensor, preferably one that broadcasts with ``name``."""
-        shape = tuple(self.t(name).shape)
+        """Another tensor, preferably one that broadcasts with ``name``; never one that
+        promotes with it to complex32 (see ``_complex_half``)."""
+        x = self.t(name)
+        shape = tuple(x.shape)
         fits = [n for n in self.pool if _broadcasts(shape, tuple(self.t(n).shape))
                 and (pred is None or pred(self.t(n)))]
         if fits and self.coin(0.9):
-            return self.choice(fits)
-        return self.pick(pred)
+            fits = [n for n in fits if not _complex_half(x, self.t(n))]
+            return self.choice(fits) if fits else None
+        other = self.pick(pred)
+        return None if other is None or _complex_half(x, self.t(other)) else other
 
     def dim(self, name: str) -> int:
         """A valid dim of ``name`` (0 for a 0-d tensor), sometimes negative."""
