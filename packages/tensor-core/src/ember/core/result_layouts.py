@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .meta import MetaArray
+from .meta import DYNAMIC_COLUMN_MAJOR, MetaArray, strided
 from .tensor import Tensor
 
 if TYPE_CHECKING:
@@ -51,14 +51,15 @@ ROW_MAJOR = frozenset({"matmul", "addmm", "addbmm", "vdot"})
 
 def kind_of(op: Op) -> str:
     """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, or no
-    rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
-    as torch's), 'always', 'row-major' (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy
-    ufunc, the rule TensorIterator's) or 'general'."""
-    from .meta import DYNAMIC, ITERATOR_RULES
+    rule), 'dynamic' (no data-independent rule: only empty results are laid out, as
+    torch's: row-major, column-major for ``DYNAMIC_COLUMN_MAJOR``), 'always', 'row-major'
+    (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy ufunc, the rule TensorIterator's) or
+    'general'."""
+    from .meta import DYNAMIC_RULES, ITERATOR_RULES
 
     if op.view or op.mutates or op.meta is None:
         return "none"
-    if op.meta == DYNAMIC:
+    if op.meta in DYNAMIC_RULES:
         return "dynamic"
     if op.name in ALWAYS:
         return "always"
@@ -152,10 +153,10 @@ def conform(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: A
     """``out`` (an array or a tuple of them) with each array laid out as ``op``'s meta rule
     states for ``args``: the same array where numpy's strides are the rule's, else a copy
     with the rule's strides."""
-    if op.layout == "dynamic":  # row-major empty results, the only ones a rule can know
+    if op.layout == "dynamic":  # empty results, the only ones a rule can know
         if out.__class__ is tuple:
-            return tuple([laid_out(o, MetaArray(o.shape, o.dtype)) for o in out])
-        return laid_out(out, MetaArray(out.shape, out.dtype))
+            return tuple([laid_out(o, _empty_layout(op, o)) for o in out])
+        return laid_out(out, _empty_layout(op, out))
     rule: Callable[..., Any] = op.table["meta"]
     metas = [_meta(a) for a in args]
     try:
@@ -168,6 +169,12 @@ def conform(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: A
         wanted = expected if expected.__class__ in (tuple, list) else (expected,)
         return tuple([laid_out(o, w) for o, w in zip(out, wanted)])
     return laid_out(out, expected)
+
+
+def _empty_layout(op: Op, out: Any) -> MetaArray:
+    if op.meta == DYNAMIC_COLUMN_MAJOR:
+        return strided(out.shape, out.dtype, (1, out.shape[0]))
+    return MetaArray(out.shape, out.dtype)
 
 
 def laid_out(arr: Any, want: Any) -> Any:
