@@ -86,17 +86,24 @@ def _as_rows(x: Any, dim: int) -> tuple[Any, Any]:
 
 def _row_order(rows: Any) -> Any:
     """The order torch's unique(dim) sorts ``rows`` in: ``std::sort`` by a lexicographic
-    ``<``. Where NaN breaks that order, or equal rows differ in a zero's sign, the result
-    is the algorithm's (``introsort``); else it is any stable sort's."""
+    ``<``. Where NaN breaks that order, or more than 16 rows (``std::sort`` is stable on
+    fewer) hold zeros of both signs, which equal rows can differ in, the result is the
+    algorithm's (``introsort``); else it is any stable sort's."""
     xp = xp_of(rows)
-    if not rows.shape[0]:
+    n = rows.shape[0]
+    if not n:
         return xp.zeros(0, _I64)
-    if rows.dtype.kind != "f" or not (
-            xp.isnan(rows).any() or (xp.signbit(rows) & (rows == 0)).any()):
-        return xp.lexsort(rows.T[::-1])
-    keys = [tuple(r) for r in rows.tolist()]
-    order = std_sort(list(range(len(keys))), lambda a, b: _row_less(keys[a], keys[b]))
-    return xp.asarray(order, _I64)
+    if rows.dtype.kind == "f" and (xp.isnan(rows).any() or n > 16 and _signed_zeros(rows)):
+        keys = [tuple(r) for r in rows.tolist()]
+        order = std_sort(list(range(n)), lambda a, b: _row_less(keys[a], keys[b]))
+        return xp.asarray(order, _I64)
+    return xp.lexsort(rows.T[::-1])
+
+
+def _signed_zeros(a: Any) -> bool:
+    """Whether ``a`` holds zeros of both signs."""
+    zeros = a[a == 0]
+    return 0 < int(xp_of(a).signbit(zeros).sum()) < zeros.size
 
 
 def _row_less(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
