@@ -33,7 +33,7 @@ def _cast_defined(t: Any, target: str) -> bool:
         return True
     import torch
 
-    v = torch.view_as_real(t).detach() if is_complex(t) else t.detach().double()
+    v = torch.view_as_real(t.resolve_conj()).detach() if is_complex(t) else t.detach().double()
     lo = 0 if target == "uint8" else -_RANGE[target]
     return bool(torch.isfinite(v).all()) and bool(((v > lo - 1) & (v < _RANGE[target])).all())
 

@@ -678,6 +678,56 @@ def test_broadcast_results_follow_torchs_layout(name):
     assert not wrong
 
 
+# Operands whose size-1 dims have strides numpy would not give them (views, and casts of
+# views, which keep them as torch's do): TensorIterator's dim sort reads those strides, so
+# a broadcast through a size-1 dim of the result can come out permuted.
+_SIZE_1_STRIDES = {
+    "unfolded": lambda L: (L.tensor([[[-2.5]], [[1.0]]]), L.tensor([[[-2.5]], [[1.0]]]).unfold(2, 1, 2)),
+    "permuted, expanded bfloat16": lambda L: (
+        L.tensor([[[0.0, 2.0]]], dtype=L.float64).permute(2, 1, 0),
+        L.tensor([[[1.5]]]).to(L.bfloat16).expand(1, 3, 1)),
+    "permuted bool": lambda L: (
+        L.tensor([[[1.0]], [[0.0]]]),
+        L.tensor([[[[True]]], [[[False]]], [[[False]]], [[[True]]]]).permute(1, 3, 0, 2)),
+    "swapped in place": lambda L: (
+        L.tensor([[9.0], [4.0]], dtype=L.float64).permute(1, 0),
+        L.tensor([[[2.5, 1.0]]]).to(L.bfloat16).swapaxes_(-1, -3)),
+    "cast of a permuted view": lambda L: (
+        L.ones(2, 1, 3)[:, :, :1].permute(2, 1, 0).double(), L.ones(2, 1, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("name", ["sub", "lt", "atan2", "floor_divide", "where", "maximum"])
+@pytest.mark.parametrize("case", list(_SIZE_1_STRIDES))
+def test_broadcasts_read_the_strides_of_size_1_dims(case, name):
+    """A broadcast of row-major operands whose size-1 dims have other strides than numpy's
+    (a permuted, unfolded or swapped view's, a cast's of one) is laid out as torch's."""
+    def call(L):
+        x, y = _SIZE_1_STRIDES[case](L)
+        if name == "where":
+            return L.where(x > y, x, y)
+        return getattr(L, name)(x, y)
+
+    try:
+        theirs = call(torch)
+    except RuntimeError:  # sub of a bool tensor
+        with pytest.raises(RuntimeError):
+            call(ember)
+        return
+    ours = call(ember)
+    check(ours, theirs)
+    assert _significant_strides(ours) == _significant_strides(theirs), (ours.stride(),
+                                                                        theirs.stride())
+
+
+def test_casts_and_clones_keep_the_strides_of_size_1_dims():
+    """torch's copies of a dense tensor keep its strides, its size-1 dims' too."""
+    for L in (ember, torch):
+        x = L.tensor([[[[True]]], [[[False]]]]).permute(1, 3, 0, 2)  # (1, 1, 2, 1), strides 1
+        assert x.float().stride() == x.clone().stride() == x.stride() == (1, 1, 1, 1)
+        assert x.clone(memory_format=L.contiguous_format).stride() == (2, 2, 1, 1)
+
+
 COMPLEX_POW_VALUES = [0j, -0.0 + 0j, 1 + 0j, -1 + 0j, 2.5 - 2j, 1j, complex("inf"),
                       complex("nan"), -3 + 0.5j, complex(0, -0.0), 2 + 0j, 3 + 0j, -2 + 0j]
 

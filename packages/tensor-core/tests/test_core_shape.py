@@ -287,6 +287,22 @@ def test_every_dtype(name, dtype):
     run(UNARY[name], [e], [t])
 
 
+@pytest.mark.parametrize("layout", ["c", "t", "s", "expanded"])
+@pytest.mark.parametrize("name", ["H", "mH", "adjoint"])
+def test_conjugate_transposes_have_the_strides_of_torchs_views(name, layout):
+    """torch's H, mH and adjoint of a complex tensor are lazy conjugate views; Ember's
+    conjugated copy has their strides, a stepped input's gaps and an expanded one's zeros
+    included."""
+    if layout == "expanded":
+        e, t = make_pair((1, 3), "complex64")
+        e, t = e.expand(2, 3), t.expand(2, 3)
+    else:
+        e, t = make_pair((2, 3), "complex64", layout)
+    ours, theirs = UNARY[name](ember, e), UNARY[name](torch, t)
+    check(ours, theirs.resolve_conj())
+    assert ours.stride() == theirs.stride()
+
+
 ERRORS = [
     lambda m, x: x.movedim((0, 1), (1,)), lambda m, x: x.movedim((0, 0), (0, 1)),
     lambda m, x: x.movedim((0, 1), (1, 1)), lambda m, x: x.expand(-1, 3, 4),

@@ -261,20 +261,46 @@ def test_unique_flat(dtype: str, shape: tuple[int, ...], noncontiguous: bool) ->
     check(e.unique(return_counts=True), t.unique(return_counts=True))
 
 
+def _same_bits(ours: Any, theirs: Any) -> None:
+    """Results equal with their strides, the signs of zeros and the places of NaNs."""
+    for o, t in zip(ours, theirs):
+        check(o, t)
+        assert o.stride() == t.stride(), (o.stride(), t.stride())
+        if t.dtype.is_floating_point:
+            zeros = t.double().numpy() == 0
+            np.testing.assert_array_equal(np.signbit(np.array(o, np.float64))[zeros],
+                                          np.signbit(t.double().numpy())[zeros])
+
+
 @pytest.mark.parametrize("dtype", DTYPES_ALL)
-@pytest.mark.parametrize("shape", [(7,), (6, 2), (2, 6), (5, 3, 2), (0, 3), (3, 0), (6, 1)])
+@pytest.mark.parametrize("shape", [(7,), (6, 2), (2, 6), (5, 3, 2), (0, 3), (3, 0), (6, 1),
+                                   (40, 2), (3, 60)])
 def test_unique_dim(dtype: str, shape: tuple[int, ...]) -> None:
-    # NaN rows are left out: torch's row order around NaN follows its comparator's quirks.
-    e, t = tied(shape, dtype, nan=False)
+    """Rows as torch sorts them with std::sort, which NaN (neither less nor greater than
+    anything) leaves where its steps put them, and which orders equal rows differing in a
+    zero's sign as its steps do; laid out as torch stacks them."""
+    e, t = tied(shape, dtype, noncontiguous=True)
     e2, t2 = both(np.concatenate([np.array(e), np.array(e)], 0), dtype)  # repeated rows
     for dim in range(-len(shape), len(shape)):
         if 0 in shape and shape[dim] != 0:
             continue
-        check(ember.unique(e, dim=dim, return_inverse=True, return_counts=True),
-              torch.unique(t, dim=dim, return_inverse=True, return_counts=True))
-        check(ember.unique(e2, dim=dim), torch.unique(t2, dim=dim))
-        check(ember.unique_consecutive(e2, True, True, dim),
-              torch.unique_consecutive(t2, True, True, dim))
+        _same_bits(ember.unique(e, dim=dim, return_inverse=True, return_counts=True),
+                   torch.unique(t, dim=dim, return_inverse=True, return_counts=True))
+        _same_bits(ember.unique(e2, dim=dim, return_inverse=True),
+                   torch.unique(t2, dim=dim, return_inverse=True))
+        _same_bits(ember.unique_consecutive(e2, True, True, dim),
+                   torch.unique_consecutive(t2, True, True, dim))
+
+
+def test_unique_dim_of_permuted_and_expanded_inputs_is_laid_out_as_torchs() -> None:
+    for L in (ember, torch):
+        x = L.tensor([[[-1.5, 1.25]], [[-1.5, -2.5]]]).permute(2, 1, 0)
+        y = L.tensor([[[[1.0, -0.0]]]]).expand(1, 1, 2, 2)
+        got = [L.unique(x, return_counts=True, dim=1)[0].stride(),
+               L.unique(y, return_inverse=True, dim=-4)[0].stride(),
+               L.unique_consecutive(x, return_inverse=True, dim=1)[0].stride(),
+               L.unique_consecutive(x.permute(0, 2, 1)[..., None], dim=-2).stride()]
+        assert got == [(2, 4, 1), (4, 4, 2, 1), (2, 4, 1), (2, 1, 4, 1)], L
 
 
 # ----------------------------------------------------------------------------- searching

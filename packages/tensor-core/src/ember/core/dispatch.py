@@ -38,7 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .kernel_runners import cpu_runner, general_runner
-from .meta import DYNAMIC, dynamic_rule
+from .meta import DYNAMIC_RULES, dynamic_rule
 from .result_layouts import kind_of
 from .tensor import Tensor
 
@@ -47,7 +47,7 @@ __all__ = ["Op", "register", "REGISTRY", "grad_mode", "dispatch", "state", "enga
 
 def _meta_rule(op: Op) -> Callable[..., Any]:
     rule = op.meta
-    if rule == DYNAMIC:
+    if rule in DYNAMIC_RULES:
         return dynamic_rule(op.name)
     if callable(rule):
         return rule

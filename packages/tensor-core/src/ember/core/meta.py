@@ -6,8 +6,9 @@ byte offset into a storage that does not exist. An op's meta rule is its kernel 
 meta device: it takes the operands as they come (MetaArrays, and numpy arrays or Python
 numbers where a host value joins in) and returns MetaArrays with the shape, dtype and
 strides torch's meta tensors have. It never evaluates the op. Ops whose output shape
-depends on values (``nonzero``, ``unique``...) are registered with ``DYNAMIC``: on meta
-tensors they raise NotImplementedError, as torch's do.
+depends on values (``nonzero``, ``unique``...) are registered with ``DYNAMIC`` (their empty
+results row-major) or ``DYNAMIC_COLUMN_MAJOR``: on meta tensors they raise
+NotImplementedError, as torch's do.
 
 Stride rules follow torch: elementwise results take the layout TensorIterator gives them
 (``elementwise_strides``), copies of one tensor keep its layout (``like_strides``, torch's
@@ -27,9 +28,13 @@ from . import dtypes as _dt
 __all__ = ["MetaArray", "empty", "strided", "like", "like_input", "contiguous_strides",
            "elementwise_strides", "like_strides", "is_contiguous",
            "is_non_overlapping_and_dense", "elementwise", "power", "reduction", "DYNAMIC",
-           "dynamic_rule", "result_dtype"]
+           "DYNAMIC_COLUMN_MAJOR", "DYNAMIC_RULES", "dynamic_rule", "result_dtype"]
 
 DYNAMIC = "dynamic"
+# nonzero's and argwhere's: torch fills a transposed (ndim, count) block, so the (count,
+# ndim) result has strides (1, count), (1, 0) when empty
+DYNAMIC_COLUMN_MAJOR = "dynamic, column-major"
+DYNAMIC_RULES = (DYNAMIC, DYNAMIC_COLUMN_MAJOR)
 
 
 class _Flags:

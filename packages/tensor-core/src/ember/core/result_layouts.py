@@ -10,26 +10,33 @@ into an array with the rule's strides.
 
 Consulting the rule costs more than a tiny op, so the kernel step asks first whether
 numpy can have differed (``suspect``): for a non-empty row-major result of row-major
-operands it cannot (both lay it out row-major), and for a single ufunc on one array it
+operands it cannot (both lay it out row-major), unless they broadcast through a size-1 dim
+whose strides are not numpy's (``reorders``), and for a single ufunc on one array it
 cannot either (numpy's K order of one operand is TensorIterator's). Only ops flagged
 ``always`` (einsum: torch permutes its results of row-major operands) ask the rule on
 every call.
+
+The size-1 strides are looked at only where an operand is a view or an array Ember laid
+out itself (a numpy array with a ``base``): an array numpy allocated has its own strides
+there, which are torch's too except after some copies of non-contiguous tensors (a cast of
+an unfolded one), whose broadcasts with a size-1 dim can then still differ from torch's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .meta import MetaArray
+from .meta import DYNAMIC_COLUMN_MAJOR, MetaArray, strided
 from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
+__all__ = ["kind_of", "suspect", "reorders", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
 
@@ -44,14 +51,15 @@ ROW_MAJOR = frozenset({"matmul", "addmm", "addbmm", "vdot"})
 
 def kind_of(op: Op) -> str:
     """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, a random
-    op, or no rule), 'dynamic' (no data-independent rule: only empty results are laid out, row-major
-    as torch's), 'always', 'row-major' (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy
-    ufunc, the rule TensorIterator's) or 'general'."""
-    from .meta import DYNAMIC, ITERATOR_RULES
+    op, or no rule), 'dynamic' (no data-independent rule: only empty results are laid out,
+    as torch's: row-major, column-major for ``DYNAMIC_COLUMN_MAJOR``), 'always', 'row-major'
+    (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy ufunc, the rule TensorIterator's) or
+    'general'."""
+    from .meta import DYNAMIC_RULES, ITERATOR_RULES
 
     if op.view or op.mutates or op.meta is None or op.kind == "random":
         return "none"  # random ops lay their values out by their params themselves
-    if op.meta == DYNAMIC:
+    if op.meta in DYNAMIC_RULES:
         return "dynamic"
     if op.name in ALWAYS:
         return "always"
@@ -79,17 +87,57 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
             return True
     if kind == "row-major":
         return False
+    viewed = False  # an operand is a view or an array Ember laid out (see above)
     if kind == "ufunc":
-        arrays = [a for a in args if isinstance(a, Tensor) and a._data.ndim]
-        return len(arrays) > 1 and not all(a._data.flags.c_contiguous for a in arrays)
-    for a in args:
-        if isinstance(a, Tensor) and not a._data.flags.c_contiguous:
-            return True
-        if a.__class__ in (tuple, list):  # a sequence of operands (cat, stack...)
-            for t in a:
-                if isinstance(t, Tensor) and not t._data.flags.c_contiguous:
+        arrays = [a._data for a in args if isinstance(a, Tensor) and a._data.ndim]
+        if len(arrays) < 2:
+            return False
+        for d in arrays:
+            if not d.flags.c_contiguous:
+                return True
+            if d.base is not None:
+                viewed = True
+    else:
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a._data
+                if not d.flags.c_contiguous:
                     return True
-    return False
+                if d.base is not None:
+                    viewed = True
+            elif a.__class__ in (tuple, list):  # a sequence of operands (cat, stack...)
+                for t in a:
+                    if isinstance(t, Tensor) and not t._data.flags.c_contiguous:
+                        return True
+    return viewed and out.__class__ is _ndarray and out.ndim > 2 and 1 in out.shape and \
+        reorders(out, [a._data if isinstance(a, Tensor) else a for a in args])
+
+
+def reorders(out: Any, operands: Any) -> bool:
+    """Whether TensorIterator can lay ``out``, the broadcast result of ``operands`` (row-major
+    arrays and numbers), out other than numpy does. Operands of one shape it lays out
+    row-major, else it sorts the dims by the operands' strides, a size-1 dim's too: with the
+    row-major strides numpy gives a new array that order is row-major, but where an operand
+    has other strides at a size-1 dim of ``out`` (a permuted, sliced or unfolded view's, a
+    cast's of one), the sort can move the dims around that one (``add(x (2,1,1),
+    x.unfold(2, 1, 2))`` is laid out (1, 2, 4, 1)). An operand decides a comparison of two
+    dims only where it is not broadcast along either, so one of 0 or 1 dims decides none;
+    a single deciding operand keeps the row-major order of the dims longer than 1."""
+    arrays = [a for a in operands if a.__class__ is _ndarray and a.ndim > 1]
+    if len(arrays) < 2 or len({getattr(o, "shape", ()) for o in operands}) < 2:
+        return False
+    return any(1 in a.shape and a.strides != _row_major_strides(a.shape, a.itemsize)
+               for a in arrays)
+
+
+@lru_cache(maxsize=512)
+def _row_major_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """numpy's byte strides of a new row-major array."""
+    strides = []
+    for n in reversed(shape):
+        strides.append(itemsize)
+        itemsize *= n
+    return tuple(reversed(strides))
 
 
 def _meta(x: Any) -> Any:
@@ -105,10 +153,10 @@ def conform(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: A
     """``out`` (an array or a tuple of them) with each array laid out as ``op``'s meta rule
     states for ``args``: the same array where numpy's strides are the rule's, else a copy
     with the rule's strides."""
-    if op.layout == "dynamic":  # row-major empty results, the only ones a rule can know
+    if op.layout == "dynamic":  # empty results, the only ones a rule can know
         if out.__class__ is tuple:
-            return tuple([laid_out(o, MetaArray(o.shape, o.dtype)) for o in out])
-        return laid_out(out, MetaArray(out.shape, out.dtype))
+            return tuple([laid_out(o, _empty_layout(op, o)) for o in out])
+        return laid_out(out, _empty_layout(op, out))
     rule: Callable[..., Any] = op.table["meta"]
     metas = [_meta(a) for a in args]
     try:
@@ -121,6 +169,12 @@ def conform(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: A
         wanted = expected if expected.__class__ in (tuple, list) else (expected,)
         return tuple([laid_out(o, w) for o, w in zip(out, wanted)])
     return laid_out(out, expected)
+
+
+def _empty_layout(op: Op, out: Any) -> MetaArray:
+    if op.meta == DYNAMIC_COLUMN_MAJOR:
+        return strided(out.shape, out.dtype, (1, out.shape[0]))
+    return MetaArray(out.shape, out.dtype)
 
 
 def laid_out(arr: Any, want: Any) -> Any:

@@ -19,6 +19,7 @@ from ..dispatch import dispatch, register
 from ..layouts import contiguous_format
 from ..meta import MetaArray
 from ..tensor import Tensor
+from .geometry import restride
 
 FUNCTIONS = ["clone"]
 
@@ -37,13 +38,29 @@ def move_array(data: Any, dst: device) -> Any:
         return cp.asarray(data)
 
 
+def _with_strides_of(x: Any, out: Any) -> Any:
+    """``out``, numpy's copy of ``x``, with ``x``'s strides where ``x`` is row-major: torch's
+    copies keep a dense tensor's strides, its size-1 dims' too, where numpy gives those its
+    own (a later broadcast reads them). Called for views and the arrays Ember lays out (a
+    numpy ``base``), the ones with other strides there; other layouts the kernel step holds
+    to the rule."""
+    if 1 not in x.shape or not x.flags.c_contiguous:
+        return out
+    strides = tuple(s // x.itemsize * out.itemsize for s in x.strides)
+    return out if out.strides == strides else restride(out, x.shape, strides)
+
+
 def _to_copy(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
     data = move_array(x, device)
     if data.dtype != dtype.np:
         # torch casts out-of-range values silently: numpy's warnings about them are
         # filtered for Ember's modules (see ember.core), which costs nothing per call
-        return data.astype(dtype.np, order="K")
-    return data.copy(order="K") if data is x else data
+        out = data.astype(dtype.np, order="K")
+    elif data is x:
+        out = data.copy(order="K")
+    else:
+        return data
+    return out if x.base is None else _with_strides_of(x, out)
 
 
 def _to_copy_meta(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
@@ -51,7 +68,10 @@ def _to_copy_meta(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
 
 
 def _clone(x: Any, *, contiguous: bool = False) -> Any:
-    return x.copy(order="C" if contiguous else "K")
+    if contiguous:
+        return x.copy()
+    out = x.copy(order="K")
+    return out if x.base is None else _with_strides_of(x, out)
 
 
 def _clone_meta(x: Any, *, contiguous: bool = False) -> Any:

@@ -5,7 +5,8 @@ The mask is an operand (a bool tensor, never differentiated), after the input:
 "masked_fill" ``(x, mask, value)`` (``value`` a 0-d tensor of x's dtype or a number),
 "masked_select" ``(x, mask)``, "masked_scatter" ``(x, mask, source)``; input and mask
 broadcast. "nonzero" and "argwhere" ``(x,)`` are not differentiable. The output shapes
-of masked_select, nonzero and argwhere depend on the values (``meta.DYNAMIC``).
+of masked_select, nonzero and argwhere depend on the values (``meta.DYNAMIC``; nonzero's
+and argwhere's (count, ndim) results are column-major, ``meta.DYNAMIC_COLUMN_MAJOR``).
 """
 
 from __future__ import annotations
@@ -85,8 +86,10 @@ MASKED_SELECT = register("masked_select", _masked_select, meta.DYNAMIC, "library
                          arg_names=("self", "mask"))
 MASKED_SCATTER = register("masked_scatter", _masked_scatter, _broadcast_meta, "library",
                           arg_names=("self", "mask", "source"))
-NONZERO = register("nonzero", _nonzero, meta.DYNAMIC, "library", False, arg_names=("self",))
-ARGWHERE = register("argwhere", _nonzero, meta.DYNAMIC, "library", False, arg_names=("self",))
+NONZERO = register("nonzero", _nonzero, meta.DYNAMIC_COLUMN_MAJOR, "library", False,
+                   arg_names=("self",))
+ARGWHERE = register("argwhere", _nonzero, meta.DYNAMIC_COLUMN_MAJOR, "library", False,
+                    arg_names=("self",))
 
 
 # ----------------------------------------------------------------------------- public ops

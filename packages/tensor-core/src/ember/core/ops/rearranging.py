@@ -272,10 +272,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
         return flip(input, (d0, d1))
     if k == 3:
         return transpose(flip(input, (d0,)), d0, d1)
-    # torch's clone(memory_format=contiguous_format); a contiguous input's plain clone is
-    # that already (the row-major clone primitive hands a contiguous array back uncopied)
-    if input.is_contiguous():
-        return clone(input)
+    # torch's clone(memory_format=contiguous_format): row-major, size-1 dims' strides too
     return clone(input, memory_format=contiguous_format)
 
 
@@ -352,7 +349,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
     if n == 1:
         res = diag_embed(input, diagonal, 0, 1)
     elif n == 2:
-        res = clone(diagonal_view(input, diagonal))
+        res = clone(diagonal_view(input, diagonal), memory_format=contiguous_format)
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
     return res if out is None else _same_dtype_out("diag", out, res)

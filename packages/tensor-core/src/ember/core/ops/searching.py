@@ -31,6 +31,7 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
 from .geometry import view_strides
+from .introsort import std_sort
 from .operands import common_device, not_implemented, overflow_error, promote
 from .sorting import _I64, _SELF, _check_input, _keys
 
@@ -83,6 +84,46 @@ def _as_rows(x: Any, dim: int) -> tuple[Any, Any]:
     return moved, _keys(moved).reshape(moved.shape[0], math.prod(moved.shape[1:]))
 
 
+def _row_order(rows: Any) -> Any:
+    """The order torch's unique(dim) sorts ``rows`` in: ``std::sort`` by a lexicographic
+    ``<``. Where NaN breaks that order, or more than 16 rows (``std::sort`` is stable on
+    fewer) hold zeros of both signs, which equal rows can differ in, the result is the
+    algorithm's (``introsort``); else it is any stable sort's."""
+    xp = xp_of(rows)
+    n = rows.shape[0]
+    if not n:
+        return xp.zeros(0, _I64)
+    if rows.dtype.kind == "f" and (xp.isnan(rows).any() or n > 16 and _signed_zeros(rows)):
+        keys = [tuple(r) for r in rows.tolist()]
+        order = std_sort(list(range(n)), lambda a, b: _row_less(keys[a], keys[b]))
+        return xp.asarray(order, _I64)
+    return xp.lexsort(rows.T[::-1])
+
+
+def _signed_zeros(a: Any) -> bool:
+    """Whether ``a`` holds zeros of both signs."""
+    zeros = a[a == 0]
+    return 0 < int(xp_of(a).signbit(zeros).sum()) < zeros.size
+
+
+def _row_less(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """torch's comparison of two rows: the first element that is less or greater decides
+    (NaN is neither)."""
+    for u, v in zip(a, b):
+        if u < v:
+            return True
+        if u > v:
+            return False
+    return False
+
+
+def _rows_back(rows: Any, dim: int) -> Any:
+    """The kept rows (``dim`` first) as the result: torch stacks them row-major and moves
+    ``dim`` back, a view of that block."""
+    xp = xp_of(rows)
+    return xp.moveaxis(xp.ascontiguousarray(rows), 0, dim)
+
+
 def _unique(x: Any, *, sorted: bool = True, return_inverse: bool = False,
             return_counts: bool = False, dim: int | None = None) -> Any:
     # Always sorted, as torch's CPU unique is for sorted=False too.
@@ -94,9 +135,9 @@ def _unique(x: Any, *, sorted: bool = True, return_inverse: bool = False,
         start = _run_starts(_keys(s))
         return _run_outputs(s[start], start, order, x.shape, return_inverse, return_counts)
     moved, rows = _as_rows(x, dim)
-    order = xp.lexsort(rows.T[::-1]) if rows.shape[0] else xp.zeros(0, _I64)
+    order = _row_order(rows)
     start = _run_starts(rows[order])
-    values = xp.moveaxis(moved[order[start]], 0, dim)
+    values = _rows_back(moved[order[start]], dim)
     return _run_outputs(values, start, order, (x.shape[dim],), return_inverse, return_counts)
 
 
@@ -108,7 +149,7 @@ def _unique_consecutive(x: Any, *, return_inverse: bool = False, return_counts: 
         return _run_outputs(flat[start], start, None, x.shape, return_inverse, return_counts)
     moved, rows = _as_rows(x, dim)
     start = _run_starts(rows)
-    values = xp_of(x).moveaxis(moved[start], 0, dim)
+    values = _rows_back(moved[start], dim)
     return _run_outputs(values, start, None, (x.shape[dim],), return_inverse, return_counts)
 
 

@@ -7,7 +7,8 @@ Primitives (operand ``self``) and their params:
 
     permute         dims (the permutation; transpose, t, mT and movedim dispatch it too)
     permute_        dims: the in-place form (``t_``, ``transpose_``...), see shape.py
-    conj_physical   none (the conjugation in ``H``, ``mH`` and ``adjoint`` of complex tensors)
+    conj_physical   none (the conjugation in ``H``, ``mH`` and ``adjoint`` of complex tensors:
+                    a copy with the strides of the view torch returns)
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import meta
 from ..dispatch import dispatch, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..meta import MetaArray
@@ -38,8 +38,16 @@ def _permute_meta(x: MetaArray, *, dims: tuple[int, ...]) -> MetaArray:
 PERMUTE = register("permute", _permute, _permute_meta, "view", view=True, arg_names=("self",))
 PERMUTE_ = register("permute_", _permute, _permute_meta, "view", differentiable=False,
                     mutates=True, functional=PERMUTE, arg_names=("self",))
-CONJ_PHYSICAL = register("conj_physical", np.conjugate, meta.elementwise("promote"),
-                         "elementwise", arg_names=("self",))
+
+
+def _conj_meta(x: MetaArray) -> MetaArray:
+    # torch's H, mH and adjoint are lazy conjugate views of their input: the copy that
+    # stands for one has its strides, gaps and zero strides included
+    return MetaArray(x.shape, x.dtype, x.strides)
+
+
+CONJ_PHYSICAL = register("conj_physical", np.conjugate, _conj_meta, "elementwise",
+                         arg_names=("self",))
 
 _IDENTITY = [{"dims": tuple(range(n))} for n in range(2)]
 _SWAP_2D = {"dims": (1, 0)}
