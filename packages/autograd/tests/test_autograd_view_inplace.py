@@ -337,7 +337,26 @@ def _erfinv_result_modified(lib: Any) -> Any:
     return x.grad.round(decimals=12)  # erfinv's last bits are not torch's
 
 
+def _saved_result_unread_by_the_formula(lib: Any) -> Any:
+    x = lib.tensor([1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = (x * 1).cumprod(0)  # with a zero, cumprod's formula reads the input alone
+    y.mul_(2)
+    y.sum().backward()
+    return x.grad
+
+
+def _rounding_division_result_modified(lib: Any) -> Any:
+    x = _leaf(lib)
+    y = lib.div(x, 2.0, rounding_mode="floor")
+    z = y * y
+    y.add_(1)
+    z.sum().backward()
+    return x.grad
+
+
 SAVED = {
+    "saved_result_unread_by_the_formula": _saved_result_unread_by_the_formula,
+    "rounding_division_result_modified": _rounding_division_result_modified,
     "result_modified": _result_modified,
     "erfinv_result_modified": _erfinv_result_modified,
     "result_modified_through_a_view": _result_modified_through_a_view,

@@ -143,11 +143,10 @@ class GraphTask:
             single = node.n_out == 1
             grads = _run_prehooks(node, (grads,) if single else tuple(grads))
             grads = grads[0] if single else list(grads)
-        vjp = node.formula.vjp
         if anomaly_mode.state.enabled:
-            grads_in = anomaly_mode.run_checked(node, vjp, grads)
+            grads_in = anomaly_mode.run_checked(node, _apply, grads)
         else:
-            grads_in = vjp(node, grads)
+            grads_in = _apply(node, grads)
         if extra is not None and extra.hooks:
             grads_in = _run_posthooks(node, extra.hooks, grads_in, grads)
         metas = node.metas
@@ -177,6 +176,12 @@ class GraphTask:
                 else:
                     t.grad = t.grad + g
         return glist[0] if single else glist
+
+
+def _apply(node: Node, grads: Any) -> Any:
+    """The node's formula on the gradients of its outputs, its saved tensors checked first."""
+    node.unpack_saved()
+    return node.formula.vjp(node, grads)
 
 
 def _detached_copy(g: Tensor) -> Tensor:

@@ -55,14 +55,6 @@ def _zero(n: Any, g: Any) -> tuple[Any, ...]:
     return (ew.zeros(g),)
 
 
-def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
-    # torch's sgn_backward reads the input and the result (for complex inputs), so that
-    # an in-place write into either since refuses the backward
-    n.saved(0)
-    n.result()
-    return (ew.zeros(g),)
-
-
 def _zeros(n: Any, g: Any) -> tuple[Any, ...]:
     return ew.zeros(g), ew.zeros(g) if ew.needs(n, 1) else None
 
@@ -132,7 +124,9 @@ _CORE: dict[str, Formula] = {
     "neg": F(lambda n, g: (-g,)),
     "abs": F(lambda n, g: (g * n.saved(0).sgn(),), X),
     "sign": F(_zero),
-    "sgn": F(_sgn, X, result=R),
+    # torch saves the input and the result (its complex formula reads them): a write into
+    # either since refuses the backward
+    "sgn": F(_zero, X, result=R),
     "floor": F(_zero),
     "ceil": F(_zero),
     "trunc": F(_zero),
