@@ -337,6 +337,23 @@ def _erfinv_result_modified(lib: Any) -> Any:
     return x.grad.round(decimals=12)  # erfinv's last bits are not torch's
 
 
+def _operand_cast_for_the_op_modified(lib: Any) -> Any:
+    x = _leaf(lib)
+    w = lib.tensor([0.5, -1.0, 2.0])  # float32: cast to float64 for the op, saved as it is
+    y = lib.logaddexp(w, x)
+    w.tanh_()
+    y.sum().backward()
+    return x.grad
+
+
+def _factor_written_by_its_own_update(lib: Any) -> Any:
+    x = _leaf(lib)
+    w = lib.tensor([2.0, 1.0, 3.0])
+    w.addcmul_(x, w)  # the saved factor w is the tensor the op writes
+    w.sum().backward()
+    return x.grad
+
+
 def _saved_result_unread_by_the_formula(lib: Any) -> Any:
     x = lib.tensor([1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
     y = (x * 1).cumprod(0)  # with a zero, cumprod's formula reads the input alone
@@ -355,6 +372,8 @@ def _rounding_division_result_modified(lib: Any) -> Any:
 
 
 SAVED = {
+    "operand_cast_for_the_op_modified": _operand_cast_for_the_op_modified,
+    "factor_written_by_its_own_update": _factor_written_by_its_own_update,
     "saved_result_unread_by_the_formula": _saved_result_unread_by_the_formula,
     "rounding_division_result_modified": _rounding_division_result_modified,
     "result_modified": _result_modified,

@@ -19,7 +19,6 @@ from typing import Any
 from ember.core import meta
 from ember.core.creation import empty_strided
 from ember.core.dispatch import REGISTRY, dispatch, grad_mode
-from ember.core.ops.conversion import cast
 from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
@@ -27,7 +26,7 @@ from .graph import Node
 
 __all__ = ["execute", "sum_to_shape"]
 
-_CLONE, _DETACH = REGISTRY["clone"], REGISTRY["detach"]
+_CLONE, _DETACH, _TO_COPY = REGISTRY["clone"], REGISTRY["detach"], REGISTRY["to_copy"]
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -57,7 +56,8 @@ def _fit(g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
         if dtype.category < 3 and g.dtype.category == 3:
             # a real input's gradient is the real part (Ember has no real() op to record yet)
             g = make(g._data.real.copy(), g.dtype.to_real(), g.device)
-        g = cast(g, dtype, device)
+        # a gradient of its own (not ``cast``: an operand's copy, which shares its counter)
+        g = dispatch(_TO_COPY, (g,), {"dtype": dtype, "device": device})
     return g
 
 

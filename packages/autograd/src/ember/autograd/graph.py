@@ -203,10 +203,12 @@ class Node:
         if x.__class__ is _Packed:
             return self._unpack(i)
         v = versions[i]
-        if v is not None:
-            vc = x._vc
-            if (0 if vc is None else vc[0]) != v:
-                raise modified_error(x, v, x._grad_fn)
+        if v is None:
+            return x
+        x = saved_operand(x)
+        vc = x._vc
+        if (0 if vc is None else vc[0]) != v:
+            raise modified_error(x, v, x._grad_fn)
         return x
 
     def unpack_saved(self) -> None:
@@ -220,6 +222,7 @@ class Node:
             if v is not None and x is not None and x.__class__ is not _Packed:
                 vc = x._vc
                 if (0 if vc is None else vc[0]) != v:
+                    x = saved_operand(x)
                     raise modified_error(x, v, x._grad_fn)
         out = self.out
         if out is None or out.__class__ is _Packed:
@@ -309,6 +312,12 @@ class Node:
             if isinstance(params, dict) and key in params:
                 return params[key]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def saved_operand(x: Tensor) -> Tensor:
+    """What a node saves of operand ``x``: the tensor a wrapper promoted, where ``x`` is
+    its promoted copy (torch saves operands before its kernels promote them)."""
+    return getattr(x, "_cast_of", x)
 
 
 def _saved_key(node: Node, key: str) -> tuple[int, bool] | None:

@@ -35,7 +35,7 @@ from ember.core.tensor import (
 
 from . import anomaly_mode
 from .formulas import FORMULAS, INPLACE_FORMULAS, Formula, missing_formula
-from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
+from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks, saved_operand
 
 __all__ = ["step", "node_class", "synthetic_node", "set_formula", "history",
            "output_nr"]
@@ -352,7 +352,7 @@ def _record_extras(node: Node, f: Formula, outs: tuple[Any, ...]) -> None:
     args = node.args
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            packed[i] = (unpack, pack(a))
+            packed[i] = (unpack, pack(saved_operand(a)))
     out = node.out
     if out is not None:
         if node.n_out == 1:

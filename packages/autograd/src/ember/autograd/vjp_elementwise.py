@@ -261,8 +261,9 @@ def addcmul_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
 
 def addcmul(n: Any, g: Tensor) -> Grads:
     value = number(n.params["value"])
-    g1 = g * n.saved(2) * value if needs(n, 1) else None
-    g2 = g * n.saved(1) * value if needs(n, 2) else None
+    # torch's order: the other factor times value first, in that factor's dtype
+    g1 = g * (n.saved(2) * value) if needs(n, 1) else None
+    g2 = g * (n.saved(1) * value) if needs(n, 2) else None
     return g, g1, g2
 
 
@@ -274,12 +275,14 @@ def addcdiv_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def addcdiv(n: Any, g: Tensor) -> Grads:
+    # torch's formula, in its order, on the operands as they were: value / tensor2 is its
+    # C++ Scalar / Tensor, computed in tensor2's dtype (which an integer tensor2 refuses)
     value = number(n.params["value"])
     g1 = g2 = None
     if needs(n, 1) or needs(n, 2):
         t2 = n.saved(2)
-        g1 = g * value / t2 if needs(n, 1) else None
-        g2 = -g * value * n.saved(1) / (t2 * t2) if needs(n, 2) else None
+        g1 = g * E.full_like(t2, value).div_(t2) if needs(n, 1) else None
+        g2 = -g * (n.saved(1) * value / (t2 * t2)) if needs(n, 2) else None
     return g, g1, g2
 
 
