@@ -362,6 +362,14 @@ def _saved_result_unread_by_the_formula(lib: Any) -> Any:
     return x.grad
 
 
+def _logit_in_place_of_its_input(lib: Any) -> Any:
+    x = lib.tensor([0.25, 0.5], dtype=lib.float64, requires_grad=True)
+    y = x * 1
+    y.logit_(1e-3)  # saves a clone of y as it was
+    y.sum().backward()
+    return x.grad
+
+
 def _rounding_division_result_modified(lib: Any) -> Any:
     x = _leaf(lib)
     y = lib.div(x, 2.0, rounding_mode="floor")
@@ -375,6 +383,7 @@ SAVED = {
     "operand_cast_for_the_op_modified": _operand_cast_for_the_op_modified,
     "factor_written_by_its_own_update": _factor_written_by_its_own_update,
     "saved_result_unread_by_the_formula": _saved_result_unread_by_the_formula,
+    "logit_in_place_of_its_input": _logit_in_place_of_its_input,
     "rounding_division_result_modified": _rounding_division_result_modified,
     "result_modified": _result_modified,
     "erfinv_result_modified": _erfinv_result_modified,

@@ -22,6 +22,7 @@ from . import special_functions as special
 from .conversion import cast, to
 from .copying import assign_inplace, check_castable, check_writable, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
+from .inplace import inplace
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 
@@ -299,10 +300,13 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     return res if out is None else write_out("logit", out, res)
 
 
+_logit_ = inplace(logit, "logit_", overlap=None)
+
+
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
-    """In-place ``logit``."""
+    """In-place ``logit`` (in a graph it reads a clone of self, which its node saves)."""
     check_writable("logit_", self)  # torch checks the written memory before the dtype
-    return assign_inplace(self, logit(self, eps), "logit_")
+    return _logit_(self, eps)
 
 
 def positive(input: Tensor) -> Tensor:
