@@ -185,7 +185,7 @@ def _grads_or_error(fn: Any, m: Any) -> Any:
 
 
 # torch's formulas read each operand as it was passed, before its kernel promoted it: in
-# its own dtype (a float16 quotient, a bool that refuses negation)
+# its own dtype (a float16 quotient, a bool that refuses negation), or a number
 SAVED_AS_PASSED = {
     "atan2_bool": lambda m, x: m.atan2(m.tensor([True, False]), x),
     "logaddexp_bool": lambda m, x: m.logaddexp(m.tensor([True, False]), x),
@@ -195,6 +195,10 @@ SAVED_AS_PASSED = {
         m.zeros(2, dtype=m.float16), x, m.tensor([2.5, -0.7], dtype=m.float16), value=0.375),
     "addcdiv_integer_divisor": lambda m, x: m.addcdiv(m.zeros(2), x, m.tensor([2, 3])),
     "atan2_float16": lambda m, x: m.atan2(m.tensor([0.3, 1.7], dtype=m.float16), x),
+    "remainder_of_a_number": lambda m, x: 2.0 % x,
+    "remainder_by_a_number": lambda m, x: x % 0.7,
+    "power_of_a_bool": lambda m, x: True ** x,
+    "power_of_a_float": lambda m, x: 2.0 ** x,
 }
 
 
@@ -202,3 +206,10 @@ SAVED_AS_PASSED = {
 def test_formulas_read_operands_as_passed(name: str) -> None:
     fn = SAVED_AS_PASSED[name]
     assert _grads_or_error(fn, E) == _grads_or_error(fn, torch)
+
+
+def test_a_number_remainder_by_a_tensor_has_no_derivative_as_torch() -> None:
+    ours = (2.0 % E.tensor([1.5], requires_grad=True)).grad_fn
+    theirs = (2.0 % torch.tensor([1.5], requires_grad=True)).grad_fn
+    assert ours.name() == theirs.name() == "torch::autograd::NotImplemented"
+    assert len(ours.next_functions) == len(theirs.next_functions) == 1

@@ -175,6 +175,8 @@ for _name in ("add", "sub", "mul", "div", "div_trunc", "div_floor", "remainder",
               "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
               "logaddexp", "logaddexp2", "xlogy"):
     _CORE[_name].listed = (0, 1)
+# a number's remainder by a tensor (remainder.Scalar_Tensor) has no derivative in torch
+_CORE["remainder"].scalar_first = not_implemented("remainder")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS}

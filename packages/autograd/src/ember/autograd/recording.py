@@ -215,6 +215,9 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
             node.args = (x if 0 in saved else None,
                          y if 1 in saved or y.__class__ is not Tensor else None)
     else:  # more operands, or a first one that is no plain tensor
+        if f.scalar_first is not None and not isinstance(x, Tensor):
+            f = node.formula = f.scalar_first
+            node.__class__ = node_class(f.default_name(op.name))  # type: ignore[misc]
         nxt, metas, versions = edges(args)
         node.metas = metas
         node.versions = versions

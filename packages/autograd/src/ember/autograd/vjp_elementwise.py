@@ -66,6 +66,10 @@ def pow(n: Any, g: Tensor) -> Grads:
         if isinstance(x, Tensor):
             cond = (x == 0) & (e >= 0)
             ge = g * E.where(cond, 0.0, out * x.log())
+        elif x.__class__ is bool:
+            # torch takes the log of the base as a Scalar, which has none for a bool
+            raise RuntimeError("pow(): the derivative for the exponent is not implemented for "
+                               "a bool base")
         elif x == 0:
             ge = g * E.where(e >= 0, 0.0, out * -math.inf)
         else:
