@@ -174,6 +174,12 @@ def test_nan_gradients_of_clamp_and_extremes(fn: Any) -> None:
     compare_value_grads(fn, [1.0, NAN, 0.5, 0.7], [0.7, 0.7, NAN, 0.7])
 
 
+@pytest.mark.parametrize("x, y", [([0.0, -0.0, 1e-200, 0.0], [0.0, 0.0, 1e-200, -0.0]),
+                                  ([1.0, float("inf")], [0.0, 0.0])])
+def test_atan2_has_no_gradient_where_the_squares_sum_to_zero(x: Any, y: Any) -> None:
+    compare_value_grads(lambda m, a, b: m.atan2(a, b), x, y)
+
+
 def _grads_or_error(fn: Any, m: Any) -> Any:
     """``fn(m, leaf)``'s gradient for a float64 leaf (values as lists), or the error type."""
     x = m.tensor([1.5, -0.5], dtype=m.float64, requires_grad=True)

@@ -114,8 +114,10 @@ def fmin(n: Any, g: Tensor) -> Grads:
 
 def atan2(n: Any, g: Tensor) -> Grads:
     x, y = n.saved(0), n.saved(1)
-    scaled = g / (x * x + y * y)
-    return scaled * y if needs(n, 0) else None, scaled * -x if needs(n, 1) else None
+    # as torch: no gradient where x^2 + y^2 is 0 (at the origin, or where it underflows)
+    squares = x * x + y * y
+    recip = E.where(squares == 0, 0.0, squares.reciprocal())
+    return g * y * recip if needs(n, 0) else None, g * -x * recip if needs(n, 1) else None
 
 
 def hypot(n: Any, g: Tensor) -> Grads:
