@@ -454,3 +454,20 @@ def test_views_of_a_detached_tensor_have_it_as_their_base() -> None:
     CopySlices and leave the tensor it was detached from alone; its views still see the
     original storage (offsets, as_strided)."""
     assert _through_a_detached_slice(E) == _through_a_detached_slice(torch)
+
+
+def test_an_integer_tensor_copied_into_gets_no_history_as_torch() -> None:
+    """torch's copy_ (setitem's too) gives an integer tensor no history; fill_ with a 0-d
+    tensor, like its other in-place ops, records its node all the same."""
+
+    def run(m: Any) -> Any:
+        x = m.tensor([-2.0, 3.5], dtype=m.float64, requires_grad=True)
+        n = m.tensor([7, 1])
+        n.copy_(x)
+        n[:1].copy_(x[1:])
+        n[1] = x[0]
+        filled = m.tensor([7, 1]).fill_(x[1])
+        return (n.requires_grad, n.grad_fn, n.tolist(), n._version, filled.requires_grad,
+                filled.grad_fn.name(), filled.tolist())
+
+    assert run(E) == run(torch)
