@@ -205,6 +205,7 @@ SAVED_AS_PASSED = {
     "remainder_by_a_number": lambda m, x: x % 0.7,
     "power_of_a_bool": lambda m, x: True ** x,
     "power_of_a_float": lambda m, x: 2.0 ** x,
+    "power_of_a_float16_base": lambda m, x: m.pow(m.tensor([2.0, 3.0], dtype=m.float16), x),
 }
 
 

@@ -65,7 +65,8 @@ def pow(n: Any, g: Tensor) -> Grads:
         out = n.result()
         if isinstance(x, Tensor):
             cond = (x == 0) & (e >= 0)
-            ge = g * E.where(cond, 0.0, out * x.log())
+            # torch takes the log of the base promoted to the result's dtype
+            ge = g * E.where(cond, 0.0, out * x.to(out.dtype).log())
         elif x.__class__ is bool:
             # torch takes the log of the base as a Scalar, which has none for a bool
             raise RuntimeError("pow(): the derivative for the exponent is not implemented for "
