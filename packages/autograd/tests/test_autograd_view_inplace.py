@@ -370,6 +370,14 @@ def _logit_in_place_of_its_input(lib: Any) -> Any:
     return x.grad
 
 
+def _rounding_division_by_itself_in_place(lib: Any) -> Any:
+    x = _leaf(lib)
+    y = x * 1
+    y.div_(y, rounding_mode="floor")  # its node saves y, as true division's would
+    y.sum().backward()
+    return x.grad
+
+
 def _rounding_division_result_modified(lib: Any) -> Any:
     x = _leaf(lib)
     y = lib.div(x, 2.0, rounding_mode="floor")
@@ -384,6 +392,7 @@ SAVED = {
     "factor_written_by_its_own_update": _factor_written_by_its_own_update,
     "saved_result_unread_by_the_formula": _saved_result_unread_by_the_formula,
     "logit_in_place_of_its_input": _logit_in_place_of_its_input,
+    "rounding_division_by_itself_in_place": _rounding_division_by_itself_in_place,
     "rounding_division_result_modified": _rounding_division_result_modified,
     "result_modified": _result_modified,
     "erfinv_result_modified": _erfinv_result_modified,

@@ -94,10 +94,10 @@ _CORE: dict[str, Formula] = {
     "mul": F(lambda n, g: (g * n.saved(1) if ew.needs(n, 0) else None,
                            g * n.saved(0) if ew.needs(n, 1) else None), crossed),
     "div": F(ew.div, divided),
-    # rounding division: differentiable with a zero gradient; floor_divide is recorded with
-    # none implemented
-    "div_trunc": F(_zeros, name="DivBackward2"),
-    "div_floor": F(_zeros, name="DivBackward2"),
+    # rounding division: differentiable with a zero gradient, saving what true division's
+    # formula reads (torch's has both modes); floor_divide is recorded with none implemented
+    "div_trunc": F(_zeros, divided, name="DivBackward2"),
+    "div_floor": F(_zeros, divided, name="DivBackward2"),
     "floor_divide": not_implemented("floor_divide"),
     "heaviside": not_implemented("heaviside"),
     "bincount": not_implemented("bincount"),
