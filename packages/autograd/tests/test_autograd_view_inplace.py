@@ -467,7 +467,8 @@ def test_views_of_a_detached_tensor_have_it_as_their_base() -> None:
 
 def test_an_integer_tensor_copied_into_gets_no_history_as_torch() -> None:
     """torch's copy_ (setitem's too) gives an integer tensor no history; fill_ with a 0-d
-    tensor, like its other in-place ops, records its node all the same."""
+    tensor, like its other in-place ops, records its node all the same, as does setitem
+    where it fills (a 0-d value into a region of another shape)."""
 
     def run(m: Any) -> Any:
         x = m.tensor([-2.0, 3.5], dtype=m.float64, requires_grad=True)
@@ -476,7 +477,9 @@ def test_an_integer_tensor_copied_into_gets_no_history_as_torch() -> None:
         n[:1].copy_(x[1:])
         n[1] = x[0]
         filled = m.tensor([7, 1]).fill_(x[1])
+        rows = m.tensor([[7], [1]])
+        rows[0, :] = x[1]
         return (n.requires_grad, n.grad_fn, n.tolist(), n._version, filled.requires_grad,
-                filled.grad_fn.name(), filled.tolist())
+                filled.grad_fn.name(), filled.tolist(), rows.grad_fn.name(), rows.tolist())
 
     assert run(E) == run(torch)

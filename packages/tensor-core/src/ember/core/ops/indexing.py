@@ -177,10 +177,14 @@ def _setitem_value(self: Tensor, value: Any) -> Any:
 
 
 def _assign(target: Tensor, value: Any) -> None:
-    """``target[...] = value``: a copy or a fill of the view."""
+    """``target[...] = value``: a copy or a fill of the view (as torch: a fill_ from a 0-d
+    CPU value of another shape, which autograd records for an integer target too)."""
     if isinstance(value, Tensor):
         src, dst = value._data.shape, target._data.shape
         if src != dst:
+            if not src and value.device.type == "cpu":
+                fill_(target, value)
+                return
             if not expandable(src, dst):
                 raise _shape_error(dst, src)
             value = value.expand(dst)  # as torch does: the copy's source has the view's shape
