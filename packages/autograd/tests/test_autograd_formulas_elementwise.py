@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import torch
 from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
 
 import ember.autograd
@@ -171,3 +172,51 @@ CLAMP_NAN = [
 @pytest.mark.parametrize("fn", CLAMP_NAN)
 def test_nan_gradients_of_clamp_and_extremes(fn: Any) -> None:
     compare_value_grads(fn, [1.0, NAN, 0.5, 0.7], [0.7, 0.7, NAN, 0.7])
+
+
+@pytest.mark.parametrize("x, y", [([0.0, -0.0, 1e-200, 0.0], [0.0, 0.0, 1e-200, -0.0]),
+                                  ([1.0, float("inf")], [0.0, 0.0])])
+def test_atan2_has_no_gradient_where_the_squares_sum_to_zero(x: Any, y: Any) -> None:
+    compare_value_grads(lambda m, a, b: m.atan2(a, b), x, y)
+
+
+def _grads_or_error(fn: Any, m: Any) -> Any:
+    """``fn(m, leaf)``'s gradient for a float64 leaf (values as lists), or the error type."""
+    x = m.tensor([1.5, -0.5], dtype=m.float64, requires_grad=True)
+    try:
+        fn(m, x).sum().backward()
+    except Exception as e:
+        return type(e)
+    return None if x.grad is None else x.grad.tolist()
+
+
+# torch's formulas read each operand as it was passed, before its kernel promoted it: in
+# its own dtype (a float16 quotient, a bool that refuses negation), or a number
+SAVED_AS_PASSED = {
+    "atan2_bool": lambda m, x: m.atan2(m.tensor([True, False]), x),
+    "logaddexp_bool": lambda m, x: m.logaddexp(m.tensor([True, False]), x),
+    "addcdiv_float16_divisor": lambda m, x: m.addcdiv(
+        m.zeros(2, dtype=m.float16), x, m.tensor([2.5, -0.7], dtype=m.float16), value=0.5),
+    "addcmul_float16_factor": lambda m, x: m.addcmul(
+        m.zeros(2, dtype=m.float16), x, m.tensor([2.5, -0.7], dtype=m.float16), value=0.375),
+    "addcdiv_integer_divisor": lambda m, x: m.addcdiv(m.zeros(2), x, m.tensor([2, 3])),
+    "atan2_float16": lambda m, x: m.atan2(m.tensor([0.3, 1.7], dtype=m.float16), x),
+    "remainder_of_a_number": lambda m, x: 2.0 % x,
+    "remainder_by_a_number": lambda m, x: x % 0.7,
+    "power_of_a_bool": lambda m, x: True ** x,
+    "power_of_a_float": lambda m, x: 2.0 ** x,
+    "power_of_a_float16_base": lambda m, x: m.pow(m.tensor([2.0, 3.0], dtype=m.float16), x),
+}
+
+
+@pytest.mark.parametrize("name", list(SAVED_AS_PASSED))
+def test_formulas_read_operands_as_passed(name: str) -> None:
+    fn = SAVED_AS_PASSED[name]
+    assert _grads_or_error(fn, E) == _grads_or_error(fn, torch)
+
+
+def test_a_number_remainder_by_a_tensor_has_no_derivative_as_torch() -> None:
+    ours = (2.0 % E.tensor([1.5], requires_grad=True)).grad_fn
+    theirs = (2.0 % torch.tensor([1.5], requires_grad=True)).grad_fn
+    assert ours.name() == theirs.name() == "torch::autograd::NotImplemented"
+    assert len(ours.next_functions) == len(theirs.next_functions) == 1

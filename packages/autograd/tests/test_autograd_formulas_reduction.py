@@ -99,6 +99,9 @@ NAN_CASES = [
     ("norm_inf", lambda m, x: x.norm(p=float("inf")), [ROW]),
     ("norm_inf_dim", lambda m, x: x.norm(p=float("inf"), dim=1), [GRID]),
     ("norm_1", lambda m, x: x.norm(p=1), [ROW]),
+    # the count of nonzeros: torch gives no gradient at all (None)
+    ("norm_0", lambda m, x: x.norm(p=0), [[1.0, 0.0, NAN]]),
+    ("norm_0_dim", lambda m, x: m.norm(x, 0, 0), [[[1.0, 0.0], [-0.0, 2.0]]]),
 ]
 
 

@@ -337,7 +337,63 @@ def _erfinv_result_modified(lib: Any) -> Any:
     return x.grad.round(decimals=12)  # erfinv's last bits are not torch's
 
 
+def _operand_cast_for_the_op_modified(lib: Any) -> Any:
+    x = _leaf(lib)
+    w = lib.tensor([0.5, -1.0, 2.0])  # float32: cast to float64 for the op, saved as it is
+    y = lib.logaddexp(w, x)
+    w.tanh_()
+    y.sum().backward()
+    return x.grad
+
+
+def _factor_written_by_its_own_update(lib: Any) -> Any:
+    x = _leaf(lib)
+    w = lib.tensor([2.0, 1.0, 3.0])
+    w.addcmul_(x, w)  # the saved factor w is the tensor the op writes
+    w.sum().backward()
+    return x.grad
+
+
+def _saved_result_unread_by_the_formula(lib: Any) -> Any:
+    x = lib.tensor([1.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+    y = (x * 1).cumprod(0)  # with a zero, cumprod's formula reads the input alone
+    y.mul_(2)
+    y.sum().backward()
+    return x.grad
+
+
+def _logit_in_place_of_its_input(lib: Any) -> Any:
+    x = lib.tensor([0.25, 0.5], dtype=lib.float64, requires_grad=True)
+    y = x * 1
+    y.logit_(1e-3)  # saves a clone of y as it was
+    y.sum().backward()
+    return x.grad
+
+
+def _rounding_division_by_itself_in_place(lib: Any) -> Any:
+    x = _leaf(lib)
+    y = x * 1
+    y.div_(y, rounding_mode="floor")  # its node saves y, as true division's would
+    y.sum().backward()
+    return x.grad
+
+
+def _rounding_division_result_modified(lib: Any) -> Any:
+    x = _leaf(lib)
+    y = lib.div(x, 2.0, rounding_mode="floor")
+    z = y * y
+    y.add_(1)
+    z.sum().backward()
+    return x.grad
+
+
 SAVED = {
+    "operand_cast_for_the_op_modified": _operand_cast_for_the_op_modified,
+    "factor_written_by_its_own_update": _factor_written_by_its_own_update,
+    "saved_result_unread_by_the_formula": _saved_result_unread_by_the_formula,
+    "logit_in_place_of_its_input": _logit_in_place_of_its_input,
+    "rounding_division_by_itself_in_place": _rounding_division_by_itself_in_place,
+    "rounding_division_result_modified": _rounding_division_result_modified,
     "result_modified": _result_modified,
     "erfinv_result_modified": _erfinv_result_modified,
     "result_modified_through_a_view": _result_modified_through_a_view,
@@ -407,3 +463,23 @@ def test_views_of_a_detached_tensor_have_it_as_their_base() -> None:
     CopySlices and leave the tensor it was detached from alone; its views still see the
     original storage (offsets, as_strided)."""
     assert _through_a_detached_slice(E) == _through_a_detached_slice(torch)
+
+
+def test_an_integer_tensor_copied_into_gets_no_history_as_torch() -> None:
+    """torch's copy_ (setitem's too) gives an integer tensor no history; fill_ with a 0-d
+    tensor, like its other in-place ops, records its node all the same, as does setitem
+    where it fills (a 0-d value into a region of another shape)."""
+
+    def run(m: Any) -> Any:
+        x = m.tensor([-2.0, 3.5], dtype=m.float64, requires_grad=True)
+        n = m.tensor([7, 1])
+        n.copy_(x)
+        n[:1].copy_(x[1:])
+        n[1] = x[0]
+        filled = m.tensor([7, 1]).fill_(x[1])
+        rows = m.tensor([[7], [1]])
+        rows[0, :] = x[1]
+        return (n.requires_grad, n.grad_fn, n.tolist(), n._version, filled.requires_grad,
+                filled.grad_fn.name(), filled.tolist(), rows.grad_fn.name(), rows.tolist())
+
+    assert run(E) == run(torch)

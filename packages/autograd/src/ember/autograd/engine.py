@@ -19,7 +19,6 @@ from typing import Any
 from ember.core import meta
 from ember.core.creation import empty_strided
 from ember.core.dispatch import REGISTRY, dispatch, grad_mode
-from ember.core.ops.conversion import cast
 from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
@@ -27,7 +26,7 @@ from .graph import Node
 
 __all__ = ["execute", "sum_to_shape"]
 
-_CLONE, _DETACH = REGISTRY["clone"], REGISTRY["detach"]
+_CLONE, _DETACH, _TO_COPY = REGISTRY["clone"], REGISTRY["detach"], REGISTRY["to_copy"]
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -57,7 +56,8 @@ def _fit(g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
         if dtype.category < 3 and g.dtype.category == 3:
             # a real input's gradient is the real part (Ember has no real() op to record yet)
             g = make(g._data.real.copy(), g.dtype.to_real(), g.device)
-        g = cast(g, dtype, device)
+        # a gradient of its own (not ``cast``: an operand's copy, which shares its counter)
+        g = dispatch(_TO_COPY, (g,), {"dtype": dtype, "device": device})
     return g
 
 
@@ -143,11 +143,10 @@ class GraphTask:
             single = node.n_out == 1
             grads = _run_prehooks(node, (grads,) if single else tuple(grads))
             grads = grads[0] if single else list(grads)
-        vjp = node.formula.vjp
         if anomaly_mode.state.enabled:
-            grads_in = anomaly_mode.run_checked(node, vjp, grads)
+            grads_in = anomaly_mode.run_checked(node, _apply, grads)
         else:
-            grads_in = vjp(node, grads)
+            grads_in = _apply(node, grads)
         if extra is not None and extra.hooks:
             grads_in = _run_posthooks(node, extra.hooks, grads_in, grads)
         metas = node.metas
@@ -177,6 +176,12 @@ class GraphTask:
                 else:
                     t.grad = t.grad + g
         return glist[0] if single else glist
+
+
+def _apply(node: Node, grads: Any) -> Any:
+    """The node's formula on the gradients of its outputs, its saved tensors checked first."""
+    node.unpack_saved()
+    return node.formula.vjp(node, grads)
 
 
 def _detached_copy(g: Tensor) -> Tensor:

@@ -27,10 +27,12 @@ class Formula:
     op's ``setup_context``: what it saves, it keeps itself). ``listed``: the operands the
     node's ``next_functions`` lists, where torch's schema makes them tensors (its arithmetic
     takes numbers as tensors); by default, the floating-point tensor operands.
+    ``scalar_first``: the entry of the call whose first operand is a number, where torch's
+    overload for it (``remainder.Scalar_Tensor``) has a derivative of its own or none.
     """
 
     __slots__ = ("vjp", "saved", "saves_result", "name", "node_class", "variants", "setup",
-                 "listed")
+                 "listed", "scalar_first")
 
     def __init__(self, vjp: Callable[..., Any],
                  saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
@@ -46,6 +48,7 @@ class Formula:
         self.name = name
         self.node_class: Any = None
         self.variants = callable(name)
+        self.scalar_first: Formula | None = None
 
     def default_name(self, opname: str) -> str:
         if isinstance(self.name, str):

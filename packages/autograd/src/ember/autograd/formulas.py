@@ -55,14 +55,6 @@ def _zero(n: Any, g: Any) -> tuple[Any, ...]:
     return (ew.zeros(g),)
 
 
-def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
-    # torch's sgn_backward reads the input and the result (for complex inputs), so that
-    # an in-place write into either since refuses the backward
-    n.saved(0)
-    n.result()
-    return (ew.zeros(g),)
-
-
 def _zeros(n: Any, g: Any) -> tuple[Any, ...]:
     return ew.zeros(g), ew.zeros(g) if ew.needs(n, 1) else None
 
@@ -102,10 +94,10 @@ _CORE: dict[str, Formula] = {
     "mul": F(lambda n, g: (g * n.saved(1) if ew.needs(n, 0) else None,
                            g * n.saved(0) if ew.needs(n, 1) else None), crossed),
     "div": F(ew.div, divided),
-    # rounding division: differentiable with a zero gradient; floor_divide is recorded with
-    # none implemented
-    "div_trunc": F(_zeros, name="DivBackward2"),
-    "div_floor": F(_zeros, name="DivBackward2"),
+    # rounding division: differentiable with a zero gradient, saving what true division's
+    # formula reads (torch's has both modes); floor_divide is recorded with none implemented
+    "div_trunc": F(_zeros, divided, name="DivBackward2"),
+    "div_floor": F(_zeros, divided, name="DivBackward2"),
     "floor_divide": not_implemented("floor_divide"),
     "heaviside": not_implemented("heaviside"),
     "bincount": not_implemented("bincount"),
@@ -132,7 +124,9 @@ _CORE: dict[str, Formula] = {
     "neg": F(lambda n, g: (-g,)),
     "abs": F(lambda n, g: (g * n.saved(0).sgn(),), X),
     "sign": F(_zero),
-    "sgn": F(_sgn, X, result=R),
+    # torch saves the input and the result (its complex formula reads them): a write into
+    # either since refuses the backward
+    "sgn": F(_zero, X, result=R),
     "floor": F(_zero),
     "ceil": F(_zero),
     "trunc": F(_zero),
@@ -181,6 +175,8 @@ for _name in ("add", "sub", "mul", "div", "div_trunc", "div_floor", "remainder",
               "fmod", "pow", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot", "copysign",
               "logaddexp", "logaddexp2", "xlogy"):
     _CORE[_name].listed = (0, 1)
+# a number's remainder by a tensor (remainder.Scalar_Tensor) has no derivative in torch
+_CORE["remainder"].scalar_first = not_implemented("remainder")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS}

@@ -203,11 +203,38 @@ class Node:
         if x.__class__ is _Packed:
             return self._unpack(i)
         v = versions[i]
-        if v is not None:
-            vc = x._vc
-            if (0 if vc is None else vc[0]) != v:
-                raise modified_error(x, v, x._grad_fn)
+        if v is None:
+            return x
+        x = saved_operand(x)
+        vc = x._vc
+        if (0 if vc is None else vc[0]) != v:
+            raise modified_error(x, v, x._grad_fn)
         return x
+
+    def unpack_saved(self) -> None:
+        """Check every saved tensor before the formula runs, as torch unpacks them all when
+        its node runs: one written in place since raises even where the formula's branch
+        for these values does not read it. Packed ones are unpacked where they are read."""
+        versions = self.versions
+        if versions is None:
+            return  # freed: the formula's reads raise
+        for x, v in zip(self.args, versions):
+            if v is not None and x is not None and x.__class__ is not _Packed:
+                vc = x._vc
+                if (0 if vc is None else vc[0]) != v:
+                    x = saved_operand(x)
+                    raise modified_error(x, v, x._grad_fn)
+        out = self.out
+        if out is None or out.__class__ is _Packed:
+            return
+        if self.n_out == 1:
+            out, versions = (out,), (self.out_version,)
+        else:
+            versions = self.out_version
+        for alias, v in zip(out, versions):
+            if alias is not None and alias.__class__ is not _Packed and v is not None \
+                    and alias._version != v:
+                raise modified_error(alias, v, self)
 
     @property
     def inputs(self) -> tuple[Any, ...]:
@@ -285,6 +312,12 @@ class Node:
             if isinstance(params, dict) and key in params:
                 return params[key]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def saved_operand(x: Tensor) -> Tensor:
+    """What a node saves of operand ``x``: the tensor a wrapper promoted, where ``x`` is
+    its promoted copy (torch saves operands before its kernels promote them)."""
+    return getattr(x, "_cast_of", x)
 
 
 def _saved_key(node: Node, key: str) -> tuple[int, bool] | None:
@@ -375,7 +408,8 @@ def tensor_type_name(t: Any) -> str:
 def modified_error(t: Tensor, expected: int, producer: Node | None) -> RuntimeError:
     where = ""
     if producer is not None:
-        where = f", which is output 0 of {re.sub(r'Backward[0-9]*$', '', producer.name())},"
+        # torch's words for the node: its name without "Backward0" (DivBackward2 is Div2)
+        where = f", which is output 0 of {re.sub(r'Backward(0$)?', '', producer.name())},"
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: [{tensor_type_name(t)} {list(t._data.shape)}]{where} is at version "

@@ -35,7 +35,7 @@ from ember.core.tensor import (
 
 from . import anomaly_mode
 from .formulas import FORMULAS, INPLACE_FORMULAS, Formula, missing_formula
-from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks
+from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks, saved_operand
 
 __all__ = ["step", "node_class", "synthetic_node", "set_formula", "history",
            "output_nr"]
@@ -215,6 +215,9 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
             node.args = (x if 0 in saved else None,
                          y if 1 in saved or y.__class__ is not Tensor else None)
     else:  # more operands, or a first one that is no plain tensor
+        if f.scalar_first is not None and not isinstance(x, Tensor):
+            f = node.formula = f.scalar_first
+            node.__class__ = node_class(f.default_name(op.name))  # type: ignore[misc]
         nxt, metas, versions = edges(args)
         node.metas = metas
         node.versions = versions
@@ -352,7 +355,7 @@ def _record_extras(node: Node, f: Formula, outs: tuple[Any, ...]) -> None:
     args = node.args
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            packed[i] = (unpack, pack(a))
+            packed[i] = (unpack, pack(saved_operand(a)))
     out = node.out
     if out is not None:
         if node.n_out == 1:
@@ -374,7 +377,9 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
     """An in-place op in the graph: computed out of place, written back, rebased. Every
     refusal comes before the write: a refused op leaves its operand unchanged."""
     self = args[0]
-    if grad_mode.inference:
+    if grad_mode.inference or op is _COPY_ and params is None and self.dtype.category < 2:
+        # torch's copy_ gives an integer or bool tensor no history (its other in-place ops,
+        # fill_ with a tensor among them, do)
         return below(op, args, params)
     root = self._base
     if root is None or self._gv < 0:  # a view outside autograd is the root of its history
@@ -388,7 +393,7 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
         src = args[1]
         copying = params is None or not params.get("writeback")
         value = src
-        node = _copy_node(self, src) if copying else None
+        node = _copy_node(self, src, params is not None and "fill" in params) if copying else None
     else:
         functional = op.functional
         assert functional is not None  # every differentiable in-place op names one
@@ -494,12 +499,12 @@ def synthetic_node(name: str, formula: Any, inputs: tuple[Tensor, ...], params: 
     return node
 
 
-def _copy_node(self: Tensor, src: Tensor) -> Node:
-    """``self.copy_(src)``'s node: the gradient goes to ``src`` (summed to its shape), and
-    self's old history gets zeros."""
+def _copy_node(self: Tensor, src: Tensor, fill: bool) -> Node:
+    """``self.copy_(src)``'s node (``self.fill_(src)``'s, for a 0-d src): the gradient goes
+    to ``src`` (summed to its shape), and self's old history gets zeros."""
     from .formulas import COPY
 
-    node = synthetic_node("CopyBackwards", COPY, (self, src))
+    node = synthetic_node("FillBackward3" if fill else "CopyBackwards", COPY, (self, src))
     node.args = (None, None)  # the formula reads no values
     return node
 

@@ -65,7 +65,12 @@ def pow(n: Any, g: Tensor) -> Grads:
         out = n.result()
         if isinstance(x, Tensor):
             cond = (x == 0) & (e >= 0)
-            ge = g * E.where(cond, 0.0, out * x.log())
+            # torch takes the log of the base promoted to the result's dtype
+            ge = g * E.where(cond, 0.0, out * x.to(out.dtype).log())
+        elif x.__class__ is bool:
+            # torch takes the log of the base as a Scalar, which has none for a bool
+            raise RuntimeError("pow(): the derivative for the exponent is not implemented for "
+                               "a bool base")
         elif x == 0:
             ge = g * E.where(e >= 0, 0.0, out * -math.inf)
         else:
@@ -110,8 +115,10 @@ def fmin(n: Any, g: Tensor) -> Grads:
 
 def atan2(n: Any, g: Tensor) -> Grads:
     x, y = n.saved(0), n.saved(1)
-    scaled = g / (x * x + y * y)
-    return scaled * y if needs(n, 0) else None, scaled * -x if needs(n, 1) else None
+    # as torch: no gradient where x^2 + y^2 is 0 (at the origin, or where it underflows)
+    squares = x * x + y * y
+    recip = E.where(squares == 0, 0.0, squares.reciprocal())
+    return g * y * recip if needs(n, 0) else None, g * -x * recip if needs(n, 1) else None
 
 
 def hypot(n: Any, g: Tensor) -> Grads:
@@ -261,8 +268,9 @@ def addcmul_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
 
 def addcmul(n: Any, g: Tensor) -> Grads:
     value = number(n.params["value"])
-    g1 = g * n.saved(2) * value if needs(n, 1) else None
-    g2 = g * n.saved(1) * value if needs(n, 2) else None
+    # torch's order: the other factor times value first, in that factor's dtype
+    g1 = g * (n.saved(2) * value) if needs(n, 1) else None
+    g2 = g * (n.saved(1) * value) if needs(n, 2) else None
     return g, g1, g2
 
 
@@ -274,12 +282,14 @@ def addcdiv_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def addcdiv(n: Any, g: Tensor) -> Grads:
+    # torch's formula, in its order, on the operands as they were: value / tensor2 is its
+    # C++ Scalar / Tensor, computed in tensor2's dtype (which an integer tensor2 refuses)
     value = number(n.params["value"])
     g1 = g2 = None
     if needs(n, 1) or needs(n, 2):
         t2 = n.saved(2)
-        g1 = g * value / t2 if needs(n, 1) else None
-        g2 = -g * value * n.saved(1) / (t2 * t2) if needs(n, 2) else None
+        g1 = g * E.full_like(t2, value).div_(t2) if needs(n, 1) else None
+        g2 = -g * (n.saved(1) * value / (t2 * t2)) if needs(n, 2) else None
     return g, g1, g2
 
 

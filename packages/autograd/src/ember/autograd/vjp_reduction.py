@@ -262,7 +262,7 @@ def norm(n: Any, g: Tensor) -> Grads:
     dims, keepdim, p = par["dim"], par["keepdim"], par["p"]
     out = n.result()
     if p == 0.0:
-        return (E.zeros_like(x),)
+        return (None,)  # torch's norm_backward gives no gradient (None) for the count of nonzeros
     if p == 1.0:
         return (x.sgn() * restore(g, x.shape, dims, keepdim),)
     if math.isinf(p):

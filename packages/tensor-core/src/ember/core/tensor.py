@@ -44,6 +44,9 @@ class Tensor:
     grad: Tensor | None
     _grad_fn: Any
     _ag: Any  # autograd's per-tensor extras (hooks, retain_grad)
+    # set only on the copy a wrapper's promoting ``cast`` made (in the instance dict, off
+    # the hot path): the operand it copied, which autograd's nodes save instead
+    _cast_of: Tensor
 
     if TYPE_CHECKING:
         # Ops are attached as methods at import (methods come from each op module's METHODS).

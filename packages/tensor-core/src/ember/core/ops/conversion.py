@@ -85,11 +85,18 @@ CLONE = register("clone", _clone, _clone_meta, "elementwise", arg_names=("self",
 
 def cast(t: Tensor, dt: _dt.dtype, dev: device | None = None) -> Tensor:
     """``t`` in dtype ``dt`` (on ``dev``): ``t`` itself when it is so already, else a
-    ``to_copy`` (the one way wrappers promote and place their operands)."""
+    ``to_copy`` (the one way wrappers promote and place their operands).
+
+    torch's kernels promote inside, so what its nodes save is the operand itself: the copy
+    names it (``_cast_of``, which autograd's nodes read instead) and shares its version
+    counter, so that a write into ``t`` since refuses the backward."""
     target = t.device if dev is None else dev
     if t.dtype is dt and t.device is target:
         return t
-    return dispatch(TO_COPY, (t,), {"dtype": dt, "device": target})  # type: ignore[no-any-return]
+    out: Tensor = dispatch(TO_COPY, (t,), {"dtype": dt, "device": target})
+    out._vc = t._ensure_vc()
+    out._cast_of = getattr(t, "_cast_of", t)
+    return out
 
 
 def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:

@@ -8,6 +8,8 @@ Primitives (each writes into its first operand and returns it):
   second half of an in-place op computed out of place: autograd gives ``dst`` the history
   of ``src`` (as ``x.clamp_()`` has ClampBackward0) instead of a copy's. ``resize=True``
   (``out=`` of the wrong shape) gives ``dst`` fresh memory of ``src``'s shape first;
+  ``fill=True`` marks ``fill_`` with a 0-d tensor (torch's fill_.Tensor, whose node
+  autograd makes for an integer ``dst`` too, as it does not for a copy);
 - ``fill_`` (``dst``; params ``value``, a Python number): every element set to ``value``,
   ``fill`` its out-of-place form (a tensor like ``x`` full of ``value``);
 - ``resize_`` (``dst``; params ``size``): ``dst`` with fresh memory of ``size`` (zeros,
@@ -41,7 +43,7 @@ FUNCTIONS: list[str] = []
 
 
 def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
-           changed: bool = False) -> Any:
+           changed: bool = False, fill: bool = False) -> Any:
     """``changed``: write only the elements where ``src`` differs from ``dst`` (the
     write-back of a masked or indexed in-place op into memory elements share)."""
     if src is dst:
@@ -59,7 +61,7 @@ def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
 
 
 def _copy_meta(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
-               changed: bool = False) -> Any:
+               changed: bool = False, fill: bool = False) -> Any:
     return meta.empty(src.shape, dst.dtype) if resize else dst
 
 
@@ -274,6 +276,7 @@ def assign_inplace(self: Tensor, result: Tensor, op: str) -> Tensor:
 
 _WRITEBACK = {"writeback": True}
 _CHANGED = {"writeback": True, "changed": True}
+_FILL = {"fill": True}
 _RESIZE = {"resize": True}
 
 
@@ -331,12 +334,16 @@ def copy_(self: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
         # torch returns at once, before any check of the memory: autograd still records
         # the copy of self into itself, which the kernel makes without writing
         return dispatch(COPY_, (self, self), None)  # type: ignore[no-any-return]
+    return _copied(self, src, None)
+
+
+def _copied(self: Tensor, src: Tensor, params: dict[str, Any] | None) -> Tensor:
     if src._data.shape != self._data.shape:
         check_inplace_shape("copy_", self._data.shape, src._data.shape)
     check_writable("copy_", self)
     check_overlap("copy_", self, (src,))
     # copy_ converts any dtype (float -> int truncates), unlike arithmetic in-place ops
-    return dispatch(COPY_, (self, src), None)  # type: ignore[no-any-return]
+    return dispatch(COPY_, (self, src), params)  # type: ignore[no-any-return]
 
 
 def refuse_recorded_write(self: Tensor, other: Any = None) -> None:
@@ -389,7 +396,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                                f"{value._data.ndim} dimensions.")
         if _root(value) is _root(self):  # torch copies an element of self before the fill
             value = dispatch(CLONE, (value,), None)
-        return copy_(self, value)
+        return _copied(self, value, _FILL)
     # converted as torch converts a Scalar: checked, negative ints wrapping into unsigned
     value = fill_number("fill_", value, self.dtype)
     if check_writable("fill_", self):

@@ -177,11 +177,12 @@ def _setitem_value(self: Tensor, value: Any) -> Any:
 
 
 def _assign(target: Tensor, value: Any) -> None:
-    """``target[...] = value``: a copy or a fill of the view."""
+    """``target[...] = value``: a copy or a fill of the view (as torch: a fill_ from a 0-d
+    CPU value of another shape, which autograd records for an integer target too)."""
     if isinstance(value, Tensor):
         src, dst = value._data.shape, target._data.shape
         if src != dst:
-            if not src:
+            if not src and value.device.type == "cpu":
                 fill_(target, value)  # as torch does: a 0-d value (maybe of target) fills it
                 return
             if not expandable(src, dst):

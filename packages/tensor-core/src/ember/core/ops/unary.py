@@ -29,6 +29,7 @@ from .copying import (
     write_out_exact,
 )
 from .elementwise_factory import SAME_OUT, Refusals, check_allowed, unary_op
+from .inplace import inplace
 from .operands import LOW_PRECISION, check_operand, keeping_ties, not_implemented
 
 
@@ -309,10 +310,13 @@ def logit(input: Tensor, eps: float | None = None, *, out: Tensor | None = None)
     return res if out is None else write_out("logit", out, res)
 
 
+_logit_ = inplace(logit, "logit_", overlap=None)
+
+
 def logit_(self: Tensor, eps: float | None = None) -> Tensor:
-    """In-place ``logit``."""
-    check_inplace_write("logit_", self)
-    return assign_inplace(self, logit(self, eps), "logit_")
+    """In-place ``logit`` (in a graph it reads a clone of self, which its node saves)."""
+    check_inplace_write("logit_", self)  # torch's refusals of the write before the dtype's
+    return _logit_(self, eps)
 
 
 def positive(input: Tensor) -> Tensor:
