@@ -50,16 +50,19 @@ def _unary_args(name: str, g: Gen) -> str:
     return ""
 
 
+# signbit never sees a NaN (``nan_free``): not even the sometimes-any-tensor pick
+_STRICT = {"signbit"}
+
 for _name in unary.FUNCTIONS:
     def _fn(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_unary_pred(name))
+        x = g.pick(_unary_pred(name), strict=name in _STRICT)
         if x is None:
             return None
         extra = _unary_args(name, g)
         return call(f"{{out}} = torch.{name}({{0}}{', ' + extra if extra else ''})", x)
 
     def _method(g: Gen, name: str = _name) -> Call | None:
-        x = g.pick(_unary_pred(name))
+        x = g.pick(_unary_pred(name), strict=name in _STRICT)
         return None if x is None else call(f"{{out}} = {{0}}.{name}({_unary_args(name, g)})", x)
 
     def _inplace(g: Gen, name: str = _name) -> Call | None:

@@ -98,7 +98,7 @@ def _snapshot(ns: dict[str, Any], step: Step) -> Any:
     """A copy of the tensor an in-place step writes, to tell afterwards whether torch
     wrote part of it before raising."""
     target = ns.get(step.args[0]) if step.args else None
-    return target.clone() if isinstance(target, torch.Tensor) else None
+    return target.detach().clone() if isinstance(target, torch.Tensor) else None
 
 
 def _half_written(ns: dict[str, Any], step: Step, before: Any) -> bool:
@@ -108,6 +108,7 @@ def _half_written(ns: dict[str, Any], step: Step, before: Any) -> bool:
     after = ns.get(step.args[0])
     if before is None or not isinstance(after, torch.Tensor) or after.shape != before.shape:
         return False
+    after = after.detach()
     same = (after == before) | ((after != after) & (before != before))
     return not bool(same.all())
 

@@ -434,3 +434,37 @@ def test_gradient_layouts_as_torch(name: str, leaf: str) -> None:
         y.backward()
         got.append([(tuple(t.stride()), t.is_contiguous()) for t in (g, x.grad)])
     assert got[0] == got[1]
+
+
+# A differentiable op whose result is an integer or bool tensor while an operand requires
+# grad: torch refuses to record it ("Autograd not support dtype"), except a cast, which
+# leaves the graph. An integer tensor gets history from an in-place comparison.
+_INTEGER_RESULTS = {
+    "sum to int": lambda m, x, i: x.sum(dtype=m.int64),
+    "cumsum to int": lambda m, x, i: x.cumsum(0, dtype=m.int64),
+    "cast to int": lambda m, x, i: x.to(m.int64),
+    "add": lambda m, x, i: i + 1,
+    "view": lambda m, x, i: i.view(2),
+    "getitem": lambda m, x, i: i[0],
+    "clone": lambda m, x, i: i.clone(),
+    "sum": lambda m, x, i: i.sum(),
+    "cast to float": lambda m, x, i: i.double(),
+    "times a float": lambda m, x, i: i * 1.5,
+    "comparison": lambda m, x, i: i == 1,
+    "detach": lambda m, x, i: i.detach(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INTEGER_RESULTS))
+def test_differentiable_ops_refuse_integer_results(case: str) -> None:
+    outcomes = []
+    for m in (torch, E):
+        x = m.ones(2, dtype=m.float64, requires_grad=True)
+        i = m.tensor([1, 2])
+        i.ne_(x)
+        try:
+            r = _INTEGER_RESULTS[case](m, x, i)
+            outcomes.append(("ok", r.dtype.__repr__().split(".")[-1], r.requires_grad))
+        except RuntimeError as e:
+            outcomes.append(("RuntimeError", str(e)))
+    assert outcomes[0] == outcomes[1]

@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
+from ember.core.dtypes import scalar_type_name
 from ember.core.tensor import (
     DEFAULT,
     NO_GRAD_MODE,
@@ -45,6 +46,7 @@ _new = object.__new__
 _by_op: dict[Op, Formula] = {}
 _node_classes: dict[str, type[Node]] = {}
 _COPY_ = REGISTRY["copy_"]
+_TO_COPY = REGISTRY["to_copy"]
 _CLONE = REGISTRY["clone"]
 _WRITEBACK = {"writeback": True}
 _NONE, _BOTH = (None,), (0, 1)
@@ -156,6 +158,8 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
         _record_multi(op, f, args, params, out)
         return
     if out.dtype.category < 2:
+        if op is not _TO_COPY:  # a cast to an integer dtype leaves the graph, as torch's
+            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(out.dtype)}")
         return
     node = _op_node(op, f, args, params, 1)
     out._requires_grad = True
