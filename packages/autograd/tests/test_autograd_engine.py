@@ -172,7 +172,8 @@ def test_grad_fn_names_and_next_functions_match_torch() -> None:
                 x ** 2, x ** w, 2 ** x, x @ w.t(), x.view(12), x.reshape(4, 3), x.clone(),
                 x.double(), x.max(1)[0], x.amax(), x.abs(), x.relu(), x.tanh(), x.sigmoid(),
                 x.softmax(1), x.log_softmax(1), m.cat([x, w]), m.stack([x, w]),
-                m.where(x > 0, x, w), x.clamp(0, 1), x.sqrt(), x.expand(2, 3, 4), x.permute(1, 0)]
+                m.where(x > 0, x, w), x.clamp(0, 1), x.sqrt(), x.expand(2, 3, 4), x.permute(1, 0),
+                x.t(), (x * 1).zero_(), (x * 1).fill_(2.0), (x * 1).fill_(w[0, 0])]
         return [type(o.grad_fn).__name__ for o in outs]
 
     (x, w), (tx, tw) = inputs([M, M])

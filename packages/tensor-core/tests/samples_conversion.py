@@ -40,7 +40,10 @@ SAMPLES: dict[str, list[Any]] = {
     ],
     "fill_": [
         lambda m, d: make(m, d, (3, 4), transposed=True).fill_(2.5),
+    ],
+    "zero_": [
         lambda m, d: make(m, d, (2, 3), "int64").zero_(),
+        lambda m, d: make(m, d, (3, 4), transposed=True).zero_(),
     ],
     "resize_": [
         lambda m, d: m.zeros(3, 4, device=d).resize_(0),

@@ -84,9 +84,13 @@ SAMPLES: dict[str, list[Any]] = {
         lambda m, d: _t_(m, d, (3, 4)),
         lambda m, d: _transpose_(m, d, (2, 3, 4), transposed=True),
     ],
+    "t": [
+        lambda m, d: make(m, d, (3, 4), transposed=True).t(),
+        lambda m, d: make(m, d, (3,)).t(),
+        lambda m, d: make(m, d, ()).t(),
+    ],
     "permute": [
         lambda m, d: make(m, d, (2, 3, 4)).permute(2, 0, 1),
-        lambda m, d: make(m, d, (3, 4), transposed=True).t(),
         lambda m, d: make(m, d, (2, 3, 4)).narrow(2, 1, 2).transpose(0, 2),
         lambda m, d: make(m, d, (2, 0, 4)).mT,
         lambda m, d: m.movedim(make(m, d, (2, 3, 4)), 0, -1),

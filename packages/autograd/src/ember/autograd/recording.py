@@ -517,14 +517,20 @@ def _camel(opname: str) -> str:
     return "".join(p.capitalize() for p in re.split(r"_+", opname) if p)
 
 
+# fill.Scalar and fill.Tensor are FillBackward0 and 1: fill_'s nodes are 2 and 3
+_FUNCTIONAL_OVERLOADS = {"fill_": 2}
+
+
 def _overwrite_node(self: Tensor, opname: str, operands: tuple[Any, ...] = ()) -> Node:
     """The node of ``self`` overwritten by a value without history (``operands``: the op's
     others, those that require grad get zeros too)."""
     reads = tuple(a for a in operands if isinstance(a, Tensor) and a._requires_grad)
     from .formulas import OVERWRITE
 
-    # torch's overload number: 1 for an op of two tensors (eq_.Tensor), else 0 (eq_.Scalar)
-    overload = int(any(isinstance(a, Tensor) for a in operands))
+    # torch's overload number: 1 for an op of two tensors (eq_.Tensor), else 0 (eq_.Scalar),
+    # after those of its functional form where torch differentiates that too
+    overload = int(any(isinstance(a, Tensor) for a in operands)) + _FUNCTIONAL_OVERLOADS.get(
+        opname, 0)
     node = synthetic_node(f"{_camel(opname)}Backward{overload}", OVERWRITE, (self, *reads))
     node.args = (None,) * (1 + len(reads))  # the formula reads no values
     return node

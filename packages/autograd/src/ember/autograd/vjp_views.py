@@ -228,6 +228,7 @@ FORMULAS: dict[str, Formula] = {
     "squeeze": F(reshape),
     "unsqueeze": F(reshape),
     "permute": F(permute),
+    "t": F(permute),
     "expand": F(keep),
     "narrow": F(narrow),
     "diagonal": F(diagonal),

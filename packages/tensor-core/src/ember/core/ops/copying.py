@@ -11,7 +11,8 @@ Primitives (each writes into its first operand and returns it):
   ``fill=True`` marks ``fill_`` with a 0-d tensor (torch's fill_.Tensor, whose node
   autograd makes for an integer ``dst`` too, as it does not for a copy);
 - ``fill_`` (``dst``; params ``value``, a Python number): every element set to ``value``,
-  ``fill`` its out-of-place form (a tensor like ``x`` full of ``value``);
+  ``fill`` its out-of-place form (a tensor like ``x`` full of ``value``); ``zero_`` the
+  same with ``value`` 0, torch's op of its own (its node is ZeroBackward0);
 - ``resize_`` (``dst``; params ``size``): ``dst`` with fresh memory of ``size`` (zeros,
   where torch leaves it uninitialized: a recorded call replays exactly).
 
@@ -101,6 +102,9 @@ FILL = register("fill", _fill, lambda x, *, value: meta.like(x), "elementwise",
                 differentiable=False, arg_names=("self",))
 FILL_ = register("fill_", _fill_, _same, "elementwise", mutates=True, functional=FILL,
                  arg_names=("self",))
+ZERO_ = register("zero_", _fill_, _same, "elementwise", mutates=True, functional=FILL,
+                 arg_names=("self",))
+_ZERO = {"value": 0}
 RESIZE_ = register("resize_", _resize_, _resize_meta, "library", differentiable=False,
                    mutates=True, arg_names=("self",))
 
@@ -406,7 +410,9 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 def zero_(self: Tensor) -> Tensor:
     """Set every element to zero."""
-    return fill_(self, 0)
+    if check_writable("zero_", self):
+        return write_shared(self, ZERO_, (self,), _ZERO)
+    return dispatch(ZERO_, (self,), _ZERO)  # type: ignore[no-any-return]
 
 
 def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:

@@ -5,7 +5,8 @@ tensors copy, to conjugate.
 
 Primitives (operand ``self``) and their params:
 
-    permute         dims (the permutation; transpose, t, mT and movedim dispatch it too)
+    permute         dims (the permutation; transpose, mT and movedim dispatch it too)
+    t               dims: ``t``'s own (torch's aten::t, whose node is TBackward0)
     permute_        dims: the in-place form (``t_``, ``transpose_``...), see shape.py
     conj_physical   none (the conjugation in ``H``, ``mH`` and ``adjoint`` of complex tensors:
                     a copy with the strides of the view torch returns)
@@ -36,6 +37,7 @@ def _permute_meta(x: MetaArray, *, dims: tuple[int, ...]) -> MetaArray:
 
 
 PERMUTE = register("permute", _permute, _permute_meta, "view", view=True, arg_names=("self",))
+T = register("t", _permute, _permute_meta, "view", view=True, arg_names=("self",))
 PERMUTE_ = register("permute_", _permute, _permute_meta, "view", differentiable=False,
                     mutates=True, functional=PERMUTE, arg_names=("self",))
 
@@ -121,8 +123,8 @@ def t(input: Tensor) -> Tensor:
     if engaged.count and overriding():
         return handle(t, _T_SPEC, (input,), {})
     if input._data.ndim == 2:
-        return PERMUTE.door((input,), _SWAP_2D)
-    return PERMUTE.door((input,), _t_params(input))
+        return T.door((input,), _SWAP_2D)
+    return T.door((input,), _t_params(input))
 
 
 _T_SPEC = spec_of(checks_itself(t))
