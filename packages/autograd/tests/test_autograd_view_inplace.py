@@ -5,6 +5,7 @@ grad through a write makes its existing views require grad too."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -483,3 +484,19 @@ def test_an_integer_tensor_copied_into_gets_no_history_as_torch() -> None:
                 filled.grad_fn.name(), filled.tolist(), rows.grad_fn.name(), rows.tolist())
 
     assert run(E) == run(torch)
+
+
+def test_backward_through_a_write_into_an_expanded_view_is_refused_as_torchs():
+    """torch's CopySlices writes the gradient's region through the view: an expanded one
+    (elements sharing memory) refuses it at backward."""
+    outcomes = []
+    for m in (torch, E):
+        x = m.tensor(-0.5, dtype=m.float64, requires_grad=True)
+        v = m.as_strided(x.clone(), (1, 3), (0, 0), 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch deprecates index_fill_ on expanded tensors
+            v.index_fill_(-2, m.tensor([0]), -3.0)
+        with pytest.raises(RuntimeError) as err:
+            m.logaddexp2(v, x).sum().backward()
+        outcomes.append(str(err.value))
+    assert outcomes[0] == outcomes[1]

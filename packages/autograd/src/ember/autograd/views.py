@@ -14,6 +14,7 @@ import numpy as np
 
 from ember.core import dtypes as _dt
 from ember.core import meta
+from ember.core.ops.geometry import shares_elements
 from ember.core.tensor import Tensor, make
 
 
@@ -46,15 +47,17 @@ def _positions(base: Tensor, view: Tensor) -> np.ndarray:
 
 def region_index(base: Tensor, view: Tensor) -> dict[str, Any]:
     """``index``: ``view_positions``; ``mask``: True at the positions of ``base`` the view
-    covers."""
+    covers; ``shared``: whether elements of the view share memory through an expanded dim
+    (torch's backward, which writes the gradient's region through the view, refuses it)."""
     b = base._data
     dev = base.device
+    shared = shares_elements(view._data.shape, view._data.strides)
     if dev.type == "meta":
         return {"index": view_positions(base, view),
-                "mask": make(meta.empty(b.shape, _dt.bool), _dt.bool, dev)}
+                "mask": make(meta.empty(b.shape, _dt.bool), _dt.bool, dev), "shared": shared}
     flat = _positions(base, view)
     mask = np.zeros(b.size, np.bool_)
     mask[flat.ravel()] = True
     xp = dev.xp
     return {"index": make(xp.asarray(flat), _dt.int64, dev),
-            "mask": make(xp.asarray(mask.reshape(b.shape)), _dt.bool, dev)}
+            "mask": make(xp.asarray(mask.reshape(b.shape)), _dt.bool, dev), "shared": shared}

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
+from ember.core.ops.copying import shared_write_error
 from ember.core.tensor import Tensor
 
 from .formula import Formula, keep
@@ -30,6 +31,8 @@ def copy_slices(n: Any, g: Tensor) -> Grads:
     """The base had the view's region replaced by the result: the region's gradient goes
     to the result, the rest to the old base."""
     index, mask = n.params["index"], n.params["mask"]
+    if n.params["shared"]:
+        raise shared_write_error("")
     gbase = E.where(mask, 0.0, g) if needs(n, 0) else None
     gresult = g.take(index) if needs(n, 1) else None
     return gbase, gresult

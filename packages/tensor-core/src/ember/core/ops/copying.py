@@ -173,10 +173,11 @@ def _triangle_in_place(arr: Any) -> bool:
 
 
 def shared_write_error(op: str) -> RuntimeError:
-    """torch's refusal of a write into memory that several elements share."""
-    return RuntimeError(f"{op}: unsupported operation: more than one element of the written-to "
-                        "tensor refers to a single memory location. Please clone() the tensor "
-                        "before performing the operation.")
+    """torch's refusal of a write into memory that several elements share (``op``: the
+    name it starts with; empty for a write backward makes)."""
+    return RuntimeError(f"{op}: " * bool(op) + "unsupported operation: more than one element of "
+                        "the written-to tensor refers to a single memory location. Please clone() "
+                        "the tensor before performing the operation.")
 
 
 def read_only_write(op: Any, args: tuple[Any, ...], params: dict[str, Any] | None,
