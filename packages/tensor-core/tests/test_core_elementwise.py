@@ -776,3 +776,36 @@ def test_inplace_results_that_would_grow_self_are_refused(call):
     """A (1, 1) operand broadcasts a (5,) self to (1, 5): torch refuses, self unchanged."""
     run(lambda L, x: eval(f"x.{call}", {"x": x, "o": L.ones(1, 1)}),
         [(ember.zeros(5), torch.zeros(5))])
+
+
+# One operand whose dims numpy orders otherwise than TensorIterator: size-1 dims with
+# strides of their own (numpy leaves them out of its order) and overlapping windows (two
+# dims of one stride: TensorIterator puts the shorter inside).
+_LONE_OPERANDS = {
+    "unfolded windows": lambda L: L.tensor([[[[-1.5], [1.5], [3.0], [1.25]]]]).unfold(2, 3, 1),
+    "permuted, size-1 dim": lambda L: L.tensor([[[-2.0], [1.0]], [[-2.0], [2.5]]]).permute(1, 2, 0),
+    "permuted size-1 strides": lambda L: L.tensor([[[0.5], [2.0]]]).permute(0, 2, 1),
+    "transposed": lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).t(),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LONE_OPERANDS))
+@pytest.mark.parametrize("case", ["exp", "abs", "number", "0-d tensor", "0-d tensor first"])
+def test_one_operand_results_follow_torchs_layout(case, layout):
+    def run(L):
+        x = _LONE_OPERANDS[layout](L)
+        return {"exp": lambda: x.exp(), "abs": lambda: x.abs().exp(), "number": lambda: x * 2,
+                "0-d tensor": lambda: x * L.tensor(2.0),
+                "0-d tensor first": lambda: L.tensor(2.0) * x}[case]()
+
+    assert run(ember).stride() == run(torch).stride()
+
+
+def test_polar_lays_out_its_result_from_abs_and_angle():
+    def run(L):
+        x = L.tensor([[[-2.0], [1.0]], [[-2.0], [2.5]], [[-0.5], [-0.25]]]).permute(1, 2, 0)
+        return L.polar(x.abs(), x.expand(2, 3, 3))
+
+    ours, theirs = run(ember), run(torch)
+    assert ours.stride() == theirs.stride()
+    np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-6)

@@ -855,3 +855,27 @@ def test_mask_results_are_laid_out_as_torch(index: Callable[[Any, Any], Any]) ->
     expected = index(torch, torch.tensor(values).permute(2, 1, 0))
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
     assert got.stride() == expected.stride() and got.is_contiguous() == expected.is_contiguous()
+
+
+@pytest.mark.parametrize("key", [
+    lambda L, x: x[:, L.tensor([0, 0, 0])],
+    lambda L, x: x[:, :, L.tensor([0, 0, 0])],
+    lambda L, x: x[L.tensor([0, 0]), :, L.tensor([0, 0])],
+])
+def test_advanced_index_results_follow_torchs_layout(key):
+    """torch reshapes each index to the result's dims, whose size-1 dims then stride as
+    unsqueeze's: that orders a permuted source's dims."""
+    def run(L):
+        return key(L, L.tensor([[[5.0], [4.0]], [[0.0], [3.0]]]).permute(2, 1, 0))
+
+    assert run(ember).stride() == run(torch).stride()
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_into_an_empty_dim_refuses_before_the_dtype(accumulate):
+    """torch's AdvancedIndex refuses a non-empty index into a dim of size 0 first."""
+    for L in (ember, torch):
+        with pytest.raises(IndexError, match="out of bounds for dimension with size 0"):
+            L.zeros(0, 3).index_put_((L.tensor([0, 0]),), L.tensor(2), accumulate=accumulate)
+        with pytest.raises(RuntimeError, match="dtypes match"):
+            L.zeros(3, 0).index_put_((L.tensor([1]),), L.tensor(2), accumulate=accumulate)

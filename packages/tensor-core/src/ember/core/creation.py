@@ -437,7 +437,12 @@ def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     from .ops.unary import cos, sin
 
     _complex_parts("polar", abs, angle)
-    return complex(mul(abs, cos(angle)), mul(abs, sin(angle)), out=out)
+    res = complex(mul(abs, cos(angle)), mul(abs, sin(angle)))
+    # laid out as torch's polar kernel lays out its result of ``abs`` and ``angle``
+    want = meta.elementwise_strides(res._data.shape, (abs._data, angle._data))
+    if meta.element_strides(res._data) != want:
+        res = empty_strided(res._data.shape, want, dtype=res.dtype, device=res.device).copy_(res)
+    return res if out is None else write_out("polar", out, res)
 
 
 def _reduce_ex(self: Tensor, protocol: Any) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device, enter_device
-from .result_layouts import conform, reorders, suspect
+from .result_layouts import conform, lone_differs, reorders, suspect, unit_strides_odd
 from .tensor import MULTI_OUTPUT, Tensor, bump_version, make, make_view
 
 if TYPE_CHECKING:
@@ -109,6 +109,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "Tensor": Tensor, "CPU": CPU, "_ndarray": _ndarray, "_generic": _generic,
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
                  "_conform": conform, "_suspect": suspect, "_reorders": reorders,
+                 "_lone_differs": lone_differs, "_unit_strides_odd": unit_strides_odd,
                  "_kind": kind, "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
@@ -220,24 +221,30 @@ _ROW_MAJOR_CHECK = """    if not out.size or not out.flags.c_contiguous:
 # of any flag read where numpy's layout is torch's by construction (one ufunc on one array);
 # two row-major operands are looked at further only where one is a view or an array Ember
 # laid out (a numpy base) and the result has 3 or more dims, one of size 1
-# (``result_layouts.reorders``)
+# (``result_layouts.reorders``); one operand only where it has a size-1 dim or is not
+# numpy's own and has two dims of one stride (``result_layouts.lone_differs``); other ops'
+# results also where their size-1 dims stride otherwise than row-major
+# (``result_layouts.unit_strides_odd``)
 _LAYOUT_CHECKS = {
     "none": "",
     "dynamic": """    if not out.size:
         out = _conform(op, args, params, out)
 """,
     "always": "    out = _conform(op, args, params, out)\n",
-    "ufunc": """    if not out.size or (n == 2 and y.__class__ is _ndarray and (
-            not (y.flags.c_contiguous and a._data.flags.c_contiguous) and y.ndim
-            and a._data.ndim or (a._data.base is not None or y.base is not None)
-            and out.ndim > 2 and 1 in out.shape and _reorders(out, (a._data, y)))) or (
+    "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray or not y.ndim) and (
+            a._data.base is not None or 1 in a._data.shape) and _lone_differs(a._data) or (
+            n == 2 and y.__class__ is _ndarray and (not a._data.ndim and (
+            y.base is not None or 1 in y.shape) and _lone_differs(y) or y.ndim and a._data.ndim
+            and (not (y.flags.c_contiguous and a._data.flags.c_contiguous)
+                 or (a._data.base is not None or y.base is not None)
+                 and out.ndim > 2 and 1 in out.shape and _reorders(out, (a._data, y))))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,
     "no operands": _ROW_MAJOR_CHECK,
     "row-major": _ROW_MAJOR_CHECK,
     "general": """    if not out.size or not out.flags.c_contiguous or (
-            not a._data.flags.c_contiguous) or (
+            not a._data.flags.c_contiguous) or 1 in out.shape and _unit_strides_odd(out) or (
             n == 2 and y.__class__ is _ndarray and (not y.flags.c_contiguous or (
             a._data.base is not None or y.base is not None) and out.ndim > 2
             and 1 in out.shape and _reorders(out, (a._data, y)))) or (

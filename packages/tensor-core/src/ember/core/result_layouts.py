@@ -12,7 +12,8 @@ Consulting the rule costs more than a tiny op, so the kernel step asks first whe
 numpy can have differed (``suspect``): for a non-empty row-major result of row-major
 operands it cannot (both lay it out row-major), unless they broadcast through a size-1 dim
 whose strides are not numpy's (``reorders``), and for a single ufunc on one array it
-cannot either (numpy's K order of one operand is TensorIterator's). Only ops flagged
+cannot either (numpy's K order of one operand is TensorIterator's), unless it has a size-1 dim
+or two dims of one stride (``lone_differs``). Only ops flagged
 ``always`` (einsum: torch permutes its results of row-major operands) ask the rule on
 every call.
 
@@ -36,7 +37,8 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "reorders", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
+__all__ = ["kind_of", "suspect", "lone_differs", "unit_strides_odd", "reorders", "conform",
+           "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
 
@@ -82,8 +84,8 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
         return any(o.__class__ is _ndarray and not o.size for o in outs)
     outs = out if out.__class__ is tuple else (out,)
     for o in outs:
-        if o.__class__ is _ndarray and (not o.size or (
-                kind != "ufunc" and not o.flags.c_contiguous)):
+        if o.__class__ is _ndarray and (not o.size or kind != "ufunc" and (
+                not o.flags.c_contiguous or 1 in o.shape and unit_strides_odd(o))):
             return True
     if kind == "row-major":
         return False
@@ -91,7 +93,7 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
     if kind == "ufunc":
         arrays = [a._data for a in args if isinstance(a, Tensor) and a._data.ndim]
         if len(arrays) < 2:
-            return False
+            return bool(arrays) and lone_differs(arrays[0])
         for d in arrays:
             if not d.flags.c_contiguous:
                 return True
@@ -111,6 +113,25 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
                         return True
     return viewed and out.__class__ is _ndarray and out.ndim > 2 and 1 in out.shape and \
         reorders(out, [a._data if isinstance(a, Tensor) else a for a in args])
+
+
+def lone_differs(arr: Any) -> bool:
+    """Whether a ufunc's result of ``arr`` alone can be laid out otherwise by numpy than
+    by TensorIterator. NumPy gives a row-major ``arr`` a
+    row-major result and orders the rest by stride, leaving size-1 dims out and keeping
+    dims of one stride as they come; TensorIterator gives a dense ``arr``'s result its
+    strides, size-1 dims' too, and sorts the dims of the rest with their size-1 dims, the
+    shorter of two of one stride inside."""
+    shape, strides = arr.shape, arr.strides
+    if 1 not in shape and len(set(strides)) == len(shape):
+        return False
+    return not arr.flags.c_contiguous or strides != _row_major_strides(shape, arr.itemsize)
+
+
+def unit_strides_odd(arr: Any) -> bool:
+    """Whether ``arr``, row-major, has size-1 dims with other strides than a new row-major
+    array's (numpy's fancy indexing and some of its reshapes give them others)."""
+    return arr.strides != _row_major_strides(arr.shape, arr.itemsize)
 
 
 def reorders(out: Any, operands: Any) -> bool:

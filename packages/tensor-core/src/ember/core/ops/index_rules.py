@@ -400,9 +400,12 @@ def advanced_strides(v: Any, entries: list[Any], shape: tuple[int, ...]) -> tupl
     operands = [src]
     for e in entries:
         if e is not None:
-            lead = b - e.ndim
-            strides = [0] * (before + lead) + list(e.strides) + [0] * after
-            operands.append(MetaArray((1,) * (before + lead) + tuple(e.shape) + (1,) * after,
+            # torch reshapes each index to the result's dims: its size-1 dims stride as
+            # unsqueeze's do (over the dims after them), which orders the dims
+            inner = e.strides[0] * e.shape[0] if e.ndim else 1
+            lead = before + b - e.ndim
+            strides = [inner] * lead + list(e.strides) + [1] * after
+            operands.append(MetaArray((1,) * lead + tuple(e.shape) + (1,) * after,
                                       e.dtype, strides))
     return elementwise_strides(shape, operands)
 
