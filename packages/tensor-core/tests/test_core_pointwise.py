@@ -545,3 +545,15 @@ def test_lerp_promotes_with_a_0d_weight():
         check(got, expected)
     check(ember.lerp(ember.ones(2), ember.zeros(2), ember.tensor(0.5 + 1j)),
           torch.lerp(torch.ones(2), torch.zeros(2), torch.tensor(0.5 + 1j)))
+
+
+@pytest.mark.parametrize("method", ["clamp_min", "clamp_max", "clamp_min_", "clamp_max_"])
+def test_clamp_by_one_tensor_bound_checks_shapes_before_complex(method):
+    """torch's clamp_min/clamp_max with a tensor bound are binary ops: the shapes first;
+    clamp with both bounds refuses complex first."""
+    for L in (ember, torch):
+        x = L.ones(3, 1, dtype=L.complex64)
+        with pytest.raises(RuntimeError, match="must match the size"):
+            getattr(x, method)(L.ones(4, 1, dtype=L.complex64))
+        with pytest.raises(NotImplementedError, match="complex"):
+            x.clamp(L.ones(4, 1, dtype=L.complex64), L.ones(4, 1, dtype=L.complex64))

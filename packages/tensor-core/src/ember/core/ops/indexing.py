@@ -270,6 +270,12 @@ def _put_entries(op: str, input: Tensor, indices: Any, values: Any) -> list[Any]
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {count})")
     if all(e is None for e in entries):
         raise RuntimeError(f"{op}(): expected at least one index tensor")
+    dim = 0
+    for e in entries:  # torch's AdvancedIndex checks this before the values' dtype
+        if e is not None and e.dtype is not _dt.bool and e._data.size and \
+                not input._data.shape[dim]:
+            raise IndexError("index is out of bounds for dimension with size 0")
+        dim += 1 if e is None or e.dtype is not _dt.bool else e._data.ndim
     return entries
 
 

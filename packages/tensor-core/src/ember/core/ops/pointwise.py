@@ -30,6 +30,7 @@ from .copying import copy_, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT
 from .inplace import inplace
 from .operands import (
+    broadcast_shape,
     broadcasting,
     check_operand,
     common_device,
@@ -135,12 +136,22 @@ def _check_bounds(input: Any, lo: Any, hi: Any) -> tuple[bool, bool]:
 
 def clamp_min(input: Tensor, min: Any, *, out: Tensor | None = None) -> Tensor:
     """torch.clamp_min: ``clamp(input, min=min)``."""
+    _check_one_bound("clamp_min", input, min)
     return clamp(input, min, None, out=out)
 
 
 def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
     """torch.clamp_max: ``clamp(input, max=max)``."""
+    _check_one_bound("clamp_max", input, max)
     return clamp(input, None, max, out=out)
+
+
+def _check_one_bound(name: str, input: Any, bound: Any) -> None:
+    """torch's ``clamp_min``/``clamp_max`` with a tensor bound are binary ops of their own,
+    whose iterator checks the shapes before their kernel checks the dtype (``clamp``
+    checks the dtype first)."""
+    if isinstance(bound, Tensor) and isinstance(input, Tensor):
+        broadcast_shape(name, input._data.shape, bound._data.shape)
 
 
 
