@@ -220,3 +220,16 @@ def test_a_number_remainder_by_a_tensor_has_no_derivative_as_torch() -> None:
     theirs = (2.0 % torch.tensor([1.5], requires_grad=True)).grad_fn
     assert ours.name() == theirs.name() == "torch::autograd::NotImplemented"
     assert len(ours.next_functions) == len(theirs.next_functions) == 1
+
+
+def test_float_power_reads_its_operands_in_float64():
+    """torch's float_power is pow of float64 casts: -2**31 in float32 less one is odd in
+    float64 (the gradient at a base of -0.0 is +inf), even in float32."""
+    grads = []
+    for L in (E, torch):
+        base = L.tensor(-0.0, dtype=L.float64, requires_grad=True)
+        exponent = L.tensor([[1.0], [0.0], [3.0], [-2147483648.0]], dtype=L.float32)
+        (L.float_power(base, exponent) * L.arange(4.0, dtype=L.float64).reshape(4, 1)).sum(
+            ).backward()
+        grads.append(base.grad.item())
+    assert grads[0] == grads[1] == float("inf")

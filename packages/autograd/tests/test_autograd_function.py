@@ -256,3 +256,21 @@ def test_gradcheck_of_a_custom_function() -> None:
     (x, y), _ = inputs([M, M])
     assert ember.autograd.gradcheck(lambda a, b: EMBER_FNS["ScaledMul"].apply(a, b, 0.5), (x, y))
     assert ember.autograd.gradgradcheck(EMBER_FNS["Exp"].apply, (x,))
+
+
+def test_a_complex_gradient_into_a_real_input_is_refused():
+    """The engine takes no real part of what a custom Function's backward gives a real
+    input: torch's engine refuses a complex gradient there."""
+    for autograd, m in ((ember.autograd, E), (torch.autograd, torch)):
+        class Twice(autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, a: Any) -> Any:
+                return a * 2
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                return g * (1 + 1j)
+
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="input_is_complex == grad_is_complex"):
+            Twice.apply(x).sum().backward()

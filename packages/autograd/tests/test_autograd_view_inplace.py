@@ -5,6 +5,7 @@ grad through a write makes its existing views require grad too."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -500,3 +501,26 @@ def test_backward_through_a_write_into_an_expanded_view_is_refused_as_torchs():
             m.logaddexp2(v, x).sum().backward()
         outcomes.append(str(err.value))
     assert outcomes[0] == outcomes[1]
+
+
+def test_inplace_write_under_autograd_refuses_operands_that_broadcast_beyond_self():
+    """The recorded write computes the value out of place: its shape is checked as the
+    kernel's own write checks it, before anything is written."""
+    for L in (E, torch):
+        x = L.tensor(2.0, dtype=L.float64, requires_grad=True)
+        v = x.exp()
+        with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match"):
+            v.div_(L.atleast_1d(x))
+        assert v.item() == pytest.approx(math.exp(2.0))
+
+
+def test_pow_of_tensors_keeps_its_result_whichever_input_needs_a_gradient():
+    """torch keeps an op's outputs whenever its formulas read them: a write into pow's
+    result is refused at backward even where only the base needs a gradient."""
+    for L in (E, torch):
+        x = L.tensor([[[-2.0]]], dtype=L.float64, requires_grad=True)
+        e = L.tensor(-3.0, dtype=L.float64)
+        y = x.pow(e)
+        y.swapaxes_(-3, 1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            e.clamp_min(y).sum().backward()

@@ -27,6 +27,10 @@ from .graph import Node
 __all__ = ["execute", "sum_to_shape"]
 
 _CLONE, _DETACH, _TO_COPY = REGISTRY["clone"], REGISTRY["detach"], REGISTRY["to_copy"]
+_COMPLEX_INTO_REAL = (
+    "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to "
+    "be true, but got false.  (Could this error message be improved?  If so, please report an "
+    "enhancement request to PyTorch.)")
 
 
 def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -47,13 +51,16 @@ def sum_to_shape(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return g
 
 
-def _fit(g: Tensor, meta: tuple[Any, Any, Any]) -> Tensor:
-    """``g`` in the shape, dtype and device ``meta`` gives of the input it flows to."""
+def _fit(g: Tensor, meta: tuple[Any, Any, Any], passes_complex: bool) -> Tensor:
+    """``g`` in the shape, dtype and device ``meta`` gives of the input it flows to (see
+    ``Formula.passes_complex``)."""
     shape, dtype, device = meta
     if g._data.shape != shape:
         g = sum_to_shape(g, shape)
     if g.dtype is not dtype or g.device is not device:
         if dtype.category < 3 and g.dtype.category == 3:
+            if passes_complex:
+                raise RuntimeError(_COMPLEX_INTO_REAL)
             # a real input's gradient is the real part (Ember has no real() op to record yet)
             g = make(g._data.real.copy(), g.dtype.to_real(), g.device)
         # a gradient of its own (not ``cast``: an operand's copy, which shares its counter)
@@ -155,7 +162,7 @@ class GraphTask:
                 continue
             g = grads_in[i]
             if g is not None:
-                g = _fit(g, metas[i])
+                g = _fit(g, metas[i], node.formula.passes_complex)
             self.send(edge[0], edge[1], g)
         if not self.keep_graph:
             node.release()

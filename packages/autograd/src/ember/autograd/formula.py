@@ -10,15 +10,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own", "needed", "missing_formula",
-           "not_implemented", "keep", "by_dim"]
+from ember.core.tensor import Tensor
+
+__all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own", "tensor_operand",
+           "missing_formula", "not_implemented", "keep", "by_dim"]
 
 
 class Formula:
     """A VJP and what it reads: ``saved`` input indices and ``result`` (whether it reads
     the outputs, or which of them for ops with several: ``(1,)``, the indices of max),
     each either fixed or a function of the node's edges where it depends on which inputs
-    need a gradient (an edge is None for an input that gets none). Only what is declared
+    need a gradient (an edge is None for an input that gets none; ``result``'s also of the
+    operands). Only what is declared
     is kept: torch saves no more for the same formula.
 
     ``name``: the node's name when it is not CamelCase(op) + "Backward0"; a function of the
@@ -29,18 +32,22 @@ class Formula:
     takes numbers as tensors); by default, the floating-point tensor operands.
     ``scalar_first``: the entry of the call whose first operand is a number, where torch's
     overload for it (``remainder.Scalar_Tensor``) has a derivative of its own or none.
+    ``passes_complex``: the VJP may give a real input a complex gradient, which the engine
+    then refuses as torch's does (a custom Function's); otherwise the engine takes the real
+    part, as torch's formulas for real and complex operands do themselves.
     """
 
     __slots__ = ("vjp", "saved", "saves_result", "name", "node_class", "variants", "setup",
-                 "listed", "scalar_first")
+                 "listed", "scalar_first", "passes_complex")
 
     def __init__(self, vjp: Callable[..., Any],
                  saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
-                 result: bool | tuple[int, ...] | Callable[[Any], bool] = False,
+                 result: bool | tuple[int, ...] | Callable[[Any, Any], bool] = False,
                  name: str | Callable[[Any], str] | None = None,
                  setup: Callable[..., None] | None = None,
-                 listed: tuple[int, ...] | None = None):
+                 listed: tuple[int, ...] | None = None, passes_complex: bool = False):
         self.vjp = vjp
+        self.passes_complex = passes_complex
         self.setup = setup
         self.listed = listed
         self.saved = saved
@@ -67,12 +74,13 @@ def crossed(edges: tuple[Any, ...]) -> tuple[int, ...]:
     return (0, 1) if edges[0] is not None else (0,)
 
 
-def needed(*indices: int) -> Callable[[tuple[Any, ...]], bool]:
-    """A ``result`` declaration: the outputs are read when one of these inputs needs a
-    gradient."""
+def tensor_operand(index: int) -> Callable[[tuple[Any, ...], tuple[Any, ...]], bool]:
+    """A ``result`` declaration: the outputs are kept when operand ``index`` is a tensor,
+    needing a gradient or not (torch keeps an op's outputs whenever its overload's
+    formulas read them, and checks their version at backward)."""
 
-    def when(edges: tuple[Any, ...]) -> bool:
-        return any(edges[i] is not None for i in indices)
+    def when(edges: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
+        return isinstance(args[index], Tensor)
 
     return when
 

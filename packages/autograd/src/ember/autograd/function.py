@@ -108,7 +108,7 @@ def _function_vjp(ctx: Any, grads: Any) -> tuple[Any, ...]:
     return result
 
 
-_FUNCTION_FORMULA = Formula(_function_vjp)
+_FUNCTION_FORMULA = Formula(_function_vjp, passes_complex=True)
 
 
 class FunctionMeta(type):

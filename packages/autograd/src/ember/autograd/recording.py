@@ -25,6 +25,7 @@ from typing import Any
 
 from ember.core.dispatch import REGISTRY, Op, dispatch, grad_mode
 from ember.core.dtypes import scalar_type_name
+from ember.core.ops.operands import check_inplace_shape
 from ember.core.tensor import (
     DEFAULT,
     NO_GRAD_MODE,
@@ -166,7 +167,7 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
     out._grad_fn = node
     keep = f.saves_result
     if callable(keep):
-        keep = keep(node.next)
+        keep = keep(node.next, args)
     if keep:
         alias = node.out = _alias(out)
         node.out_version = alias._vc[0]  # type: ignore[index]
@@ -270,7 +271,7 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
                 set_output_nr(o, i)
     keep = f.saves_result
     if callable(keep):
-        keep = keep(node.next)
+        keep = keep(node.next, args)
     if keep:
         kept = keep if isinstance(keep, tuple) else range(len(outs))
         node.out = tuple(_alias(o) if i in kept and isinstance(o, Tensor) else None
@@ -412,6 +413,8 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
                 src = dispatch(_CLONE, (self,), None)
         # else (an in-place comparison): a value without history, which overwrites self's
         value = dispatch(functional, (src, *args[1:]), params)
+        if value._data.shape != self._data.shape:  # the operands broadcast beyond self
+            check_inplace_shape(op.name, self._data.shape, value._data.shape)
         node = None
         if value._grad_fn is not None:
             own = INPLACE_FORMULAS.get(op.name)

@@ -13,7 +13,7 @@ from typing import Any
 import ember.core as E
 from ember.core.tensor import Tensor, make
 
-from .formula import XY, Formula, X, needed
+from .formula import XY, Formula, X, tensor_operand
 
 Grads = tuple[Any, ...]
 
@@ -51,17 +51,17 @@ def fmod(n: Any, g: Tensor) -> Grads:
     return g, gy
 
 
-def pow(n: Any, g: Tensor) -> Grads:
+def pow(n: Any, g: Tensor, computed_in: Any = None) -> Grads:
     x, e = n.inputs
     gx = ge = None
     if needs(n, 0):
-        x, e = n.saved(0), n.saved(1)
+        x, e = _saved_in(n, 0, computed_in), _saved_in(n, 1, computed_in)
         if isinstance(e, Tensor):
             gx = E.where(e == 0, 0.0, g * (e * x.pow(e - 1)))
         else:
             gx = zeros(g) if e == 0 else g * (e * x.pow(e - 1))
     if needs(n, 1):
-        x, e = n.saved(0), n.saved(1)
+        x, e = _saved_in(n, 0, computed_in), _saved_in(n, 1, computed_in)
         out = n.result()
         if isinstance(x, Tensor):
             cond = (x == 0) & (e >= 0)
@@ -76,6 +76,18 @@ def pow(n: Any, g: Tensor) -> Grads:
         else:
             ge = g * (out * (math.log(x) if x > 0 else math.nan))
     return gx, ge
+
+
+def _saved_in(n: Any, i: int, dtype: Any) -> Any:
+    """Saved operand ``i``, a tensor one cast to ``dtype`` if given."""
+    x = n.saved(i)
+    return x.to(dtype) if dtype is not None and isinstance(x, Tensor) else x
+
+
+def float_power(n: Any, g: Tensor) -> Grads:
+    """torch's float_power is pow of its operands cast to float64 (complex128): the formula
+    reads the casts (an exponent of -2**31 - 1 is odd in float64, even in float32)."""
+    return pow(n, g, g.dtype)
 
 
 def pow_name(n: Any) -> str:
@@ -303,5 +315,5 @@ FORMULAS: dict[str, Formula] = {
     "addcdiv": F(addcdiv, addcdiv_saved),
     "lerp": F(lerp, lerp_saved, name=lerp_name),
     "nan_to_num": F(lambda n, g: (E.where(n.saved(0).isfinite(), g, 0.0),), X),
-    "float_power": F(pow, XY, needed(1), name=pow_name),
+    "float_power": F(float_power, XY, tensor_operand(1), name=pow_name),
 }
