@@ -233,3 +233,25 @@ def test_float_power_reads_its_operands_in_float64():
             ).backward()
         grads.append(base.grad.item())
     assert grads[0] == grads[1] == float("inf")
+
+
+@pytest.mark.parametrize("eps", [None, 0.0])
+def test_logit_gradient_is_positive_infinity_at_both_zeros(eps):
+    """torch's kernel gives g * inf at 0 and 1, -0.0 included."""
+    grads = []
+    for L in (E, torch):
+        x = L.tensor([-0.0, 0.0, 1.0, 0.25, 2.0], dtype=L.float64, requires_grad=True)
+        L.logit(x, eps=eps).sum().backward()
+        grads.append(x.grad.tolist())
+    assert str(grads[0]) == str(grads[1])
+
+
+def test_alpha_scaled_bfloat16_add_backward_reads_its_bfloat16_number():
+    """The primitive multiplies by alpha as a bfloat16 number, which the formula reads."""
+    grads = []
+    for L in (E, torch):
+        x = L.tensor([-0.0]).to(L.bfloat16)
+        y = L.tensor(-1.0, dtype=L.float64, requires_grad=True)
+        x.add_(y, alpha=2).sum().backward()
+        grads.append(y.grad.item())
+    assert grads[0] == grads[1] == 2.0

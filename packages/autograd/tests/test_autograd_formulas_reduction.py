@@ -147,3 +147,16 @@ def test_var_std_gradients_without_degrees_of_freedom(fn: Any, values: Any) -> N
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch warns that the degrees of freedom are <= 0
         compare_value_grads(fn, *values)
+
+
+def test_nan_skipping_means_and_trace_propagate_infinite_gradients_as_torch():
+    """torch's nansum backward multiplies by the mask (NaN where an infinite gradient meets
+    a NaN entry) and its trace backward fills the diagonal (no NaN off it)."""
+    results = []
+    for L in (E, torch):
+        x = L.tensor(0.0, dtype=L.float64, requires_grad=True)
+        (x * x).remainder(0).nanmean(0).backward()
+        m = L.tensor([[-0.0], [float("nan")], [2.5], [-1.0]], dtype=L.float64, requires_grad=True)
+        L.float_power(L.trace(m), L.tensor([[-3.0]])).sum().backward()
+        results.append(str([x.grad.item(), m.grad.flatten().tolist()]))
+    assert results[0] == results[1]

@@ -206,7 +206,11 @@ def trigamma(x: Tensor) -> Tensor:
 def logit(n: Any, g: Tensor) -> Grads:
     x = n.saved(0)
     eps = n.params["eps"]
-    core = g / (x * (1 - x))
+    # torch's kernel gives g * inf at 0 and 1, whatever the sign of the zero: the divisor's
+    # zeros are made positive (a where on the gradient itself would put its unselected
+    # infinities into a second derivative)
+    divisor = x * (1 - x)
+    core = g / E.where(divisor == 0, 0.0, divisor)
     if eps is None:
         return (E.where((x < 0) | (x > 1), math.nan, core),)
     return (E.where((x < eps) | (x > 1 - eps), 0.0, core),)

@@ -162,7 +162,9 @@ def cross(n: Any, g: Tensor) -> Grads:
 
 def trace(n: Any, g: Tensor) -> Grads:
     rows, cols = n.metas[0][0]
-    return (g * E.eye(rows, cols, dtype=g.dtype, device=g.device),)
+    # g on the diagonal and zeros elsewhere, as torch fills it (a product would give an
+    # infinite g NaNs off the diagonal)
+    return (E.where(E.eye(rows, cols, dtype=E.bool, device=g.device), g, 0.0),)
 
 
 def _matmul_name(n: Any) -> str:

@@ -80,7 +80,8 @@ def sum_(n: Any, g: Tensor) -> Grads:
 def nansum(n: Any, g: Tensor) -> Grads:
     p = reduced(n)
     x = n.saved(0)
-    return (E.where(x.isnan(), 0.0, restore(g, x.shape, p["dim"], p["keepdim"])),)
+    # torch multiplies by the mask: an infinite or NaN gradient gives NaN at a NaN entry
+    return (restore(g, x.shape, p["dim"], p["keepdim"]) * ~x.isnan(),)
 
 
 def mean(n: Any, g: Tensor) -> Grads:
@@ -95,7 +96,7 @@ def nanmean(n: Any, g: Tensor) -> Grads:
     present = ~x.isnan()
     count = present.sum(p["dim"], keepdim=True)
     spread = restore(g, x.shape, p["dim"], p["keepdim"]) / count
-    return (E.where(present, spread, 0.0),)
+    return (spread * present,)  # torch's nansum backward: NaN where no entry is present
 
 
 def _exclusive_products(x: Tensor, dim: int) -> Tensor:
