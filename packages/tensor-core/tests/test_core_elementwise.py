@@ -809,3 +809,14 @@ def test_polar_lays_out_its_result_from_abs_and_angle():
     ours, theirs = run(ember), run(torch)
     assert ours.stride() == theirs.stride()
     np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-6)
+
+
+def test_float16_powers_are_pows_and_number_bases_give_row_major_results():
+    """torch's Half kernel computes every exponent with pow (sqrt(-inf) would be nan), and
+    pow(Scalar, Tensor) allocates its result row-major."""
+    def run(L):
+        x = L.tensor([-float("inf"), 3.3, -2.7, 0.3], dtype=L.float16)
+        e = L.tensor([[[-3.0, 3.0], [2.0, 0.0]]]).to(L.bfloat16).permute(2, 1, 0)
+        return [str(L.pow(x, p).tolist()) for p in (0.5, 2, 3)], (2 ** e).stride()
+
+    assert run(ember) == run(torch)

@@ -79,6 +79,8 @@ def _power(x: Any, y: Any) -> Any:
     if y.__class__ in (int, float):
         if y.__class__ is int and y < 0 and _is_integral(x):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
+        if x.dtype == np.float16:  # torch's Half kernel is pow for every exponent
+            return np.power(x, y)
         # numpy's general pow is several times slower than multiplies for small powers
         if y == 2:
             return x * x
@@ -345,7 +347,15 @@ def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
     special = _pow_checks(input, exponent)
     if special is not None:
         return special if out is None else write_out("pow", out, special)
-    return _pow(input, exponent) if out is None else _pow(input, exponent, out=out)
+    if out is not None:
+        return _pow(input, exponent, out=out)
+    res = _pow(input, exponent)
+    if not isinstance(input, Tensor):
+        # torch's pow(Scalar, Tensor) allocates its result row-major; a number base of a
+        # low-precision exponent reaches the primitive as a 0-d tensor, whose rule follows
+        # the exponent's layout
+        res = res.contiguous()
+    return res
 
 
 def pow_(self: Tensor, exponent: Any) -> Tensor:

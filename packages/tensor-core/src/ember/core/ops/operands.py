@@ -94,8 +94,11 @@ def prep_binary(op: str, a: Any, b: Any) -> tuple[Any, Any, _dt.dtype, device]:
 
 
 def scalar_operand(op: str, value: Any) -> Any:
-    """numpy scalars become Python scalars; anything else is a TypeError naming the op."""
-    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+    """numpy scalars (a bfloat16 one too: the primitives take numbers in that dtype, which a
+    formula may read back) become Python scalars; anything else is a TypeError naming the
+    op."""
+    if isinstance(value, np.generic) and (value.dtype.kind in "biufc"
+                                          or value.dtype == _dt.bfloat16.np):
         return value.item()
     raise TypeError(f"{op}(): argument 'other' must be Tensor or Number, "
                     f"not {type(value).__name__}")
