@@ -469,3 +469,32 @@ def test_differentiable_ops_refuse_integer_results(case: str) -> None:
         except RuntimeError as e:
             outcomes.append(("RuntimeError", str(e)))
     assert outcomes[0] == outcomes[1]
+
+
+_HOLOMORPHIC = {
+    "mul": lambda L, z, w: z * w,
+    "div": lambda L, z, w: z / w,
+    "exp, log": lambda L, z, w: (z.exp() + w).log(),
+    "matmul": lambda L, z, w: z.reshape(2, 2) @ w.reshape(2, 2),
+    "real by complex": lambda L, z, w: z.abs() * w,
+    "second order": lambda L, z, w: _autograd(L).grad((z * w).exp().abs().sum(), z,
+                                                      create_graph=True)[0] * w,
+}
+
+
+def _autograd(L: Any) -> Any:
+    return torch.autograd if L is torch else ember.autograd
+
+
+@pytest.mark.parametrize("case", list(_HOLOMORPHIC))
+def test_complex_gradients_are_conjugated_as_torchs(case):
+    """torch's VJP of a holomorphic op is the gradient times the conjugate derivative: the
+    engine conjugates around formulas written without it."""
+    grads = []
+    for L in (E, torch):
+        z = L.tensor([1 + 2j, 3 - 1j, -0.5j, 2.0], requires_grad=True)
+        w = L.tensor([2 - 1j, 1 + 1j, 0.5 + 0.5j, -1j], requires_grad=True)
+        _HOLOMORPHIC[case](L, z, w).abs().sum().backward()
+        grads.append([np.asarray(z.grad), np.asarray(w.grad)])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)

@@ -330,8 +330,9 @@ def _custom_formula(op: CustomOpDef, backward: Callable[..., Any],
         return tuple(flat)
 
     ns, name = op.name.split("::")
+    # the user's backward is written in torch's convention: the engine conjugates nothing
     return Formula(vjp, (), False, name=f"GeneratedBackwardFor_{ns}_{name}_defaultBackward",
-                   setup=setup)
+                   setup=setup, conjugates=True)
 
 
 # ---------------------------------------------------------------------- Library

@@ -23,6 +23,7 @@ from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
 from .graph import Node
+from .vjp_views import conj
 
 __all__ = ["execute", "sum_to_shape"]
 
@@ -186,9 +187,23 @@ class GraphTask:
 
 
 def _apply(node: Node, grads: Any) -> Any:
-    """The node's formula on the gradients of its outputs, its saved tensors checked first."""
+    """The node's formula on the gradients of its outputs, its saved tensors checked first
+    (conjugated around a formula written without conjugates: ``Formula.conjugates``)."""
     node.unpack_saved()
-    return node.formula.vjp(node, grads)
+    f = node.formula
+    if f.conjugates:
+        return f.vjp(node, grads)
+    if node.n_out == 1:
+        if grads is None or grads.dtype.category != 3:
+            return f.vjp(node, grads)
+        return tuple([_conj(x) for x in f.vjp(node, _conj(grads))])
+    if not any(g is not None and g.dtype.category == 3 for g in grads):
+        return f.vjp(node, grads)
+    return tuple([_conj(x) for x in f.vjp(node, [_conj(g) for g in grads])])
+
+
+def _conj(g: Any) -> Any:
+    return g if g is None else conj(g)
 
 
 def _detached_copy(g: Tensor) -> Tensor:

@@ -35,19 +35,26 @@ class Formula:
     ``passes_complex``: the VJP may give a real input a complex gradient, which the engine
     then refuses as torch's does (a custom Function's); otherwise the engine takes the real
     part, as torch's formulas for real and complex operands do themselves.
+    ``conjugates``: the VJP applies torch's conjugates itself (a non-holomorphic op's:
+    ``abs``, a custom Function's). The others are written as the gradient times the
+    derivative, ``g * f'(z)``; torch's VJP of a holomorphic op is ``g * conj(f'(z))``,
+    which the engine computes as ``conj(vjp(conj(g)))`` for a complex gradient (a real
+    coefficient is its own conjugate: linear ops are unchanged).
     """
 
     __slots__ = ("vjp", "saved", "saves_result", "name", "node_class", "variants", "setup",
-                 "listed", "scalar_first", "passes_complex")
+                 "listed", "scalar_first", "passes_complex", "conjugates")
 
     def __init__(self, vjp: Callable[..., Any],
                  saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
                  result: bool | tuple[int, ...] | Callable[[Any, Any], bool] = False,
                  name: str | Callable[[Any], str] | None = None,
                  setup: Callable[..., None] | None = None,
-                 listed: tuple[int, ...] | None = None, passes_complex: bool = False):
+                 listed: tuple[int, ...] | None = None, passes_complex: bool = False,
+                 conjugates: bool = False):
         self.vjp = vjp
         self.passes_complex = passes_complex
+        self.conjugates = conjugates
         self.setup = setup
         self.listed = listed
         self.saved = saved

@@ -55,6 +55,16 @@ def _zero(n: Any, g: Any) -> tuple[Any, ...]:
     return (ew.zeros(g),)
 
 
+def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
+    """torch's sgn_backward: zeros for a real input; for a complex one, written in torch's
+    convention (conjugates included), ``(g - sgn**2 * conj(g)) / (2 |x|)``, 0 where x is 0."""
+    x = n.saved(0)
+    if x.dtype.category != 3:
+        return (ew.zeros(g),)
+    s, size = n.result(), x.abs()
+    return (E.where(size == 0, 0.0, (g - s * s * vw.conj(g)) / (2.0 * size)),)
+
+
 def _zeros(n: Any, g: Any) -> tuple[Any, ...]:
     return ew.zeros(g), ew.zeros(g) if ew.needs(n, 1) else None
 
@@ -122,11 +132,11 @@ _CORE: dict[str, Formula] = {
     "xlogy": F(ew.xlogy, XY),
     # ------------------------------------------------------------------ unary
     "neg": F(lambda n, g: (-g,)),
-    "abs": F(lambda n, g: (g * n.saved(0).sgn(),), X),
+    "abs": F(lambda n, g: (g * n.saved(0).sgn(),), X, conjugates=True),
     "sign": F(_zero),
     # torch saves the input and the result (its complex formula reads them): a write into
     # either since refuses the backward
-    "sgn": F(_zero, X, result=R),
+    "sgn": F(_sgn, X, result=R, conjugates=True),
     "floor": F(_zero),
     "ceil": F(_zero),
     "trunc": F(_zero),

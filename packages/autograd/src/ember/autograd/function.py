@@ -108,7 +108,7 @@ def _function_vjp(ctx: Any, grads: Any) -> tuple[Any, ...]:
     return result
 
 
-_FUNCTION_FORMULA = Formula(_function_vjp, passes_complex=True)
+_FUNCTION_FORMULA = Formula(_function_vjp, passes_complex=True, conjugates=True)
 
 
 class FunctionMeta(type):

@@ -7,6 +7,7 @@ or NaN gradient elsewhere does not leak into the zeroed entries (torch does the 
 
 from __future__ import annotations
 
+import cmath
 import math
 from typing import Any
 
@@ -64,7 +65,7 @@ def pow(n: Any, g: Tensor, computed_in: Any = None) -> Grads:
         x, e = _saved_in(n, 0, computed_in), _saved_in(n, 1, computed_in)
         out = n.result()
         if isinstance(x, Tensor):
-            cond = (x == 0) & (e >= 0)
+            cond = (x == 0) & _real_non_negative(e)
             # torch takes the log of the base promoted to the result's dtype
             ge = g * E.where(cond, 0.0, out * x.to(out.dtype).log())
         elif x.__class__ is bool:
@@ -72,10 +73,17 @@ def pow(n: Any, g: Tensor, computed_in: Any = None) -> Grads:
             raise RuntimeError("pow(): the derivative for the exponent is not implemented for "
                                "a bool base")
         elif x == 0:
-            ge = g * E.where(e >= 0, 0.0, out * -math.inf)
+            ge = g * E.where(_real_non_negative(e), 0.0, out * -math.inf)
+        elif out.dtype.category == 3:  # torch takes a complex log of the number then
+            ge = g * (out * cmath.log(x))
         else:
             ge = g * (out * (math.log(x) if x > 0 else math.nan))
     return gx, ge
+
+
+def _real_non_negative(e: Tensor) -> Tensor:
+    """Where ``e`` is real and not negative (for a complex ``e``: its imaginary part is 0)."""
+    return e >= 0 if e.dtype.category < 3 else e.abs() == e
 
 
 def _saved_in(n: Any, i: int, dtype: Any) -> Any:

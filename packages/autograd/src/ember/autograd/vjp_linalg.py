@@ -192,7 +192,7 @@ FORMULAS: dict[str, Formula] = {
     "matmul": F(matmul, crossed, name=_matmul_name),
     "addmm": F(addmm, _mats_crossed, name=_addmm_name),
     "addbmm": F(addbmm, _mats_crossed),
-    "vdot": F(vdot, crossed),
+    "vdot": F(vdot, crossed, conjugates=True),
     # torch's outer is a product of the column ``input`` and the row ``vec2``
     "outer": F(outer, crossed, name="MulBackward0"),
     "kron": F(kron, crossed),

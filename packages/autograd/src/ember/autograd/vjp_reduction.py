@@ -345,6 +345,8 @@ def logcumsumexp(n: Any, g: Tensor) -> Grads:
     def reverse_lcse(t: Tensor) -> Tensor:
         return t.flip(d).logcumsumexp(d).flip(d)
 
+    if g.dtype.category == 3:  # one log of the complex gradient (the engine conjugates)
+        return ((reverse_lcse(g.log() - out) + x).exp(),)
     pos = E.where(g > 0, g.abs().log(), -math.inf)
     neg = E.where(g < 0, g.abs().log(), -math.inf)
     return ((reverse_lcse(pos - out) + x).exp() - (reverse_lcse(neg - out) + x).exp(),)
@@ -387,8 +389,8 @@ FORMULAS: dict[str, Formula] = {
     "prod": F(prod, X, R, name=by_dim("ProdBackward")),
     "var": F(var, X),
     "std": F(std, X, R),
-    "var_mean": F(var_mean, X),
-    "std_mean": F(std_mean, X, (0,)),
+    "var_mean": F(var_mean, X, conjugates=True),
+    "std_mean": F(std_mean, X, (0,), conjugates=True),
     "amax": F(amax, X, R),
     "amin": F(amax, X, R),
     "max_all": F(median, X, R, name="MaxBackward1"),

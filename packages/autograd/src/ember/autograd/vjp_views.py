@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
+from ember.core.dispatch import REGISTRY, dispatch
 from ember.core.ops.copying import shared_write_error
 from ember.core.tensor import Tensor
 
@@ -20,6 +21,7 @@ from .views import element_offsets
 from .vjp_elementwise import needs
 from .vjp_reduction import input_shape
 
+_CONJ = REGISTRY["conj_physical"]
 Grads = tuple[Any, ...]
 
 
@@ -133,11 +135,15 @@ def as_strided(n: Any, g: Tensor) -> Grads:
     return (flat.reshape(shape),)
 
 
-def conj_physical(n: Any, g: Tensor) -> Grads:
+def conj(g: Tensor) -> Tensor:
+    """The conjugate of ``g`` (itself when real)."""
     if g.dtype.category != 3:
-        return (g,)
-    # adjoint is the public door to the conjugation; a column's adjoint is its conjugate
-    return (E.adjoint(g.reshape(-1, 1)).reshape(g.shape),)
+        return g
+    return dispatch(_CONJ, (g,), None)  # type: ignore[no-any-return]
+
+
+def conj_physical(n: Any, g: Tensor) -> Grads:
+    return (conj(g),)
 
 
 # ----------------------------------------------------------------------------- joining
