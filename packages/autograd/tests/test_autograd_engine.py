@@ -498,3 +498,14 @@ def test_complex_gradients_are_conjugated_as_torchs(case):
         grads.append([np.asarray(z.grad), np.asarray(w.grad)])
     for ours, theirs in zip(*grads):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+def test_complex_of_parts_passes_each_part_its_gradients_part():
+    grads = []
+    for L in (E, torch):
+        x = L.tensor([2.0, -1.0], requires_grad=True)
+        y = L.tensor([0.5, 3.0], requires_grad=True)
+        (L.complex(x, y) * L.tensor([1 + 2j, 3 - 1j])).abs().sum().backward()
+        grads.append([np.asarray(x.grad), np.asarray(y.grad)])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -322,7 +322,7 @@ FORMULAS: dict[str, Formula] = {
     # ------------------------------------------------------------------ pointwise
     "clamp": F(clamp, (0, 1, 2), name=clamp_name),
     "where": F(where, X, listed=(1, 2)),
-    "complex": F(complex_),
+    "complex": F(complex_, conjugates=True),
     "addcmul": F(addcmul, addcmul_saved),
     "addcdiv": F(addcdiv, addcdiv_saved),
     "lerp": F(lerp, lerp_saved, name=lerp_name),
