@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .catalogue import ENTRIES, Entry
-from .gen import Gen, is_float
+from .gen import Gen, is_complex, is_float
 from .inputs import DTYPES, LAYOUTS, Input, layout_fits, make_input
 from .program import Program, Step, _compiled
 
@@ -47,7 +47,7 @@ def _inputs(rng: np.random.Generator) -> tuple[Input, ...]:
         dtype = main_dtype if rng.random() < 0.6 else str(rng.choice(DTYPES))
         layouts = [lay for lay in LAYOUTS if layout_fits(shape, lay)]
         layout = "contiguous" if rng.random() < 0.4 else str(rng.choice(layouts))
-        grad = dtype == "float64" and rng.random() < 0.6
+        grad = dtype in ("float64", "complex128") and rng.random() < 0.6
         out.append(make_input(rng, dtype, shape, layout, grad, special=rng.random() < 0.15))
     return tuple(out)
 
@@ -126,13 +126,16 @@ def _backward(rng: np.random.Generator, ns: dict[str, Any], steps: list[Step],
     """A backward of a reduction of the latest result that requires grad."""
     for step in reversed(steps):
         v = ns.get(step.out)
-        if isinstance(v, torch.Tensor) and v.requires_grad and is_float(v) \
+        if isinstance(v, torch.Tensor) and v.requires_grad and (is_float(v) or is_complex(v)) \
                 and not step.meta_only:
+            # a complex result reaches a real loss through abs (its gradient then flows
+            # through every formula in torch's complex convention)
+            real = "{0}.abs()" if is_complex(v) else "{0}"
             if rng.random() < 0.5:
-                tmpl = "{0}.sum().backward()"
+                tmpl = real + ".sum().backward()"
             else:
-                tmpl = ("({0} * torch.arange({0}.numel(), dtype={0}.dtype).reshape({0}.shape)"
-                        ").sum().backward()")
+                tmpl = (f"({real} * torch.arange({{0}}.numel(), dtype={real}.dtype)"
+                        ".reshape({0}.shape)).sum().backward()")
             return Step(f"{step.op}/backward", tmpl, (step.out,), f"v{k}")
     return None
 
