@@ -437,3 +437,13 @@ def test_products_over_one_inner_element_keep_nan_times_zero(fn, dtype):
     v = np.zeros(1, dtype=dtype)
     ours = fn(ember, ember.from_numpy(m), ember.from_numpy(v))
     check(ours, fn(torch, torch.from_numpy(m), torch.from_numpy(v)))
+
+
+def test_addbmm_of_no_batch_scales_an_integer_input_by_a_float_beta_as_torch():
+    """With no batch torch scales input by beta in place: a float beta refuses an integer
+    input (0.0 zeroes it)."""
+    for L in (ember, torch):
+        empty = L.zeros(0, 4, 1, dtype=L.int8)
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Char"):
+            L.addbmm(L.ones(4, 4, dtype=L.int8), empty, empty.mT, beta=0.5)
+        assert L.addbmm(L.ones(4, 4, dtype=L.int8), empty, empty.mT, beta=0.0).sum().item() == 0

@@ -557,3 +557,17 @@ def test_clamp_by_one_tensor_bound_checks_shapes_before_complex(method):
             getattr(x, method)(L.ones(4, 1, dtype=L.complex64))
         with pytest.raises(NotImplementedError, match="complex"):
             x.clamp(L.ones(4, 1, dtype=L.complex64), L.ones(4, 1, dtype=L.complex64))
+
+
+@pytest.mark.parametrize("method", ["clamp_", "clip_"])
+def test_inplace_clamp_parses_its_bounds_before_refusing_a_leaf(method):
+    for L in (ember, torch):
+        x = L.tensor(3.0, dtype=L.float64, requires_grad=True)
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            getattr(x, method)(x, 2)
+
+
+def test_float16_to_a_complex_power_is_refused_as_complex32():
+    for L in (ember, torch):
+        with pytest.raises(NotImplementedError, match="ComplexHalf"):
+            L.tensor(0.5, dtype=L.float16) ** 1j

@@ -327,6 +327,9 @@ def _pow_checks(input: Any, exponent: Any) -> Any:
     ``x ** False`` of a bool tensor give a copy and ones, returned as such (else None)."""
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         dt = input.dtype
+        if exponent.__class__ is complex and dt is _dt.float16:
+            # a complex number promotes float16 to torch's complex32, which pow has no loop for
+            raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
         if exponent.__class__ is bool and dt is _dt.bool:
             return clone(input) if exponent else dispatch(FILL, (input,), {"value": True})
         if exponent.__class__ is int and dt.category == 1:

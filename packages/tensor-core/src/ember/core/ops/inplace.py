@@ -28,18 +28,21 @@ def in_graph(self: Tensor, args: tuple[Any, ...]) -> bool:
     return any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
 
-def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial"
-            ) -> Callable[..., Tensor]:
+def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial",
+            parse: Callable[..., None] | None = None) -> Callable[..., Tensor]:
     """Build ``name`` (e.g. ``clamp_``) from the out-of-place ``fn``.
 
     In a graph the op reads a clone of ``self``, so that tensors the graph saved keep
     their values after ``self`` is overwritten. ``overlap``: torch's check of the tensor
     arguments against ``self`` (``copying.check_overlap``): 'partial' (self itself may be
     read), 'any' (no shared element at all: a scatter's source) or None (none made).
+    ``parse``: torch's argument parser's refusals, called with the arguments first.
     """
     full = overlap == "partial"
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if parse is not None:
+            parse(self, *args, **kwargs)
         recorded = in_graph(self, args)
         if recorded:
             refuse_leaf_writes(self, views=False)  # autograd refuses before the op checks

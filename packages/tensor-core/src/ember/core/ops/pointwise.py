@@ -116,6 +116,18 @@ def _as_numbers(name: str, input: Any, lo: Any, hi: Any) -> tuple[Any, Any]:
     return bounds[0], bounds[1]
 
 
+def _bound_kinds(name: str) -> Any:
+    """The in-place clamp's parse: a tensor bound beside a number bound is refused before
+    anything else (``_as_numbers``)."""
+
+    def parse(input: Any, min: Any = None, max: Any = None) -> None:
+        if min is not None and max is not None and \
+                isinstance(min, Tensor) != isinstance(max, Tensor):
+            _as_numbers(name, input, min, max)
+
+    return parse
+
+
 def _check_bounds(input: Any, lo: Any, hi: Any) -> tuple[bool, bool]:
     """torch's checks of clamp's arguments; whether each bound is a tensor."""
     check_operand("clamp", "input", input, numbers=False)
@@ -361,10 +373,12 @@ def _methods() -> dict[str, Any]:
     g = globals()
     methods: dict[str, Any] = {n: g[n] for n in FUNCTIONS}
     methods["where"] = _tensor_where
-    for n in ("clamp", "clamp_min", "clamp_max", "heaviside"):
+    for n in ("clamp_min", "clamp_max", "heaviside"):
         methods[n + "_"] = inplace(g[n], n + "_")
     methods["nan_to_num_"] = nan_to_num_
-    methods.update(clip_=inplace(clip, "clip_"), float_power_=float_power_)
+    methods.update(clamp_=inplace(clamp, "clamp_", parse=_bound_kinds("clamp_")),
+                   clip_=inplace(clip, "clip_", parse=_bound_kinds("clip_")),
+                   float_power_=float_power_)
     return methods
 
 

@@ -498,6 +498,11 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     if batch1.dtype is not batch2.dtype:
         raise scalar_type_error(batch1.dtype, batch2.dtype)
     no_bool("addmm_impl_cpu_", batch1.dtype, rows * cols * k * n)
+    if not n and beta.__class__ is float and beta != 0 and input.dtype.category < 2:
+        # with no batch torch scales a copy of input by beta in place: a float factor is
+        # refused by an integer tensor
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(input.dtype)}")
     return _add_product(ADDBMM, "addbmm", input, batch1, batch2, (rows, cols), beta, alpha, out)
 
 
