@@ -122,9 +122,10 @@ def run(args, params):
 {door_check}{device_check}    a = args[0]
     if a.__class__ is not Tensor or a.device is not CPU:
         return fallback(args, params)
+    x = a._data
     n = len(args)
     if n == 1:
-{grad1}        out = fn(a._data) if params is None else {call1}
+{grad1}        out = fn(x) if params is None else {call1}
     elif n == 2:
         b = args[1]
         if b.__class__ is Tensor:
@@ -133,7 +134,7 @@ def run(args, params):
             return fallback(args, params)
         else:
 {grad2n}            y = b
-        out = fn(a._data, y) if params is None else {call2}
+        out = fn(x, y) if params is None else {call2}
     elif n == 3:
         b, c = args[1], args[2]
         if b.__class__ is Tensor:
@@ -150,7 +151,7 @@ def run(args, params):
             return fallback(args, params)
         else:
             z = c
-{grad3}        out = fn(a._data, y, z) if params is None else {call3}
+{grad3}        out = fn(x, y, z) if params is None else {call3}
     else:
         return fallback(args, params)
 {tail}"""
@@ -174,7 +175,7 @@ def _grad_check(condition: str, indent: int, door: dict[str, Any] | None) -> str
 
 
 
-_MUTATING_TAIL = """    if out is not a._data:
+_MUTATING_TAIL = """    if out is not x:
         a._data = out
     vc = a._vc
     if vc is None:
@@ -232,22 +233,22 @@ _LAYOUT_CHECKS = {
 """,
     "always": "    out = _conform(op, args, params, out)\n",
     "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray or not y.ndim) and (
-            a._data.base is not None or 1 in a._data.shape) and _lone_differs(a._data) or (
-            n == 2 and y.__class__ is _ndarray and (not a._data.ndim and (
-            y.base is not None or 1 in y.shape) and _lone_differs(y) or y.ndim and a._data.ndim
-            and (not (y.flags.c_contiguous and a._data.flags.c_contiguous)
-                 or (a._data.base is not None or y.base is not None)
-                 and out.ndim > 2 and 1 in out.shape and _reorders(out, (a._data, y))))) or (
+            x.base is not None or 1 in x.shape) and _lone_differs(x) or (
+            n == 2 and y.__class__ is _ndarray and (not x.ndim and (
+            y.base is not None or 1 in y.shape) and _lone_differs(y) or y.ndim and x.ndim
+            and (not (y.flags.c_contiguous and x.flags.c_contiguous)
+                 or (x.base is not None or y.base is not None)
+                 and out.ndim > 2 and 1 in out.shape and _reorders(out, (x, y))))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,
     "no operands": _ROW_MAJOR_CHECK,
     "row-major": _ROW_MAJOR_CHECK,
     "general": """    if not out.size or not out.flags.c_contiguous or (
-            not a._data.flags.c_contiguous) or 1 in out.shape and _unit_strides_odd(out) or (
+            not x.flags.c_contiguous) or 1 in out.shape and _unit_strides_odd(out) or (
             n == 2 and y.__class__ is _ndarray and (not y.flags.c_contiguous or (
-            a._data.base is not None or y.base is not None) and out.ndim > 2
-            and 1 in out.shape and _reorders(out, (a._data, y)))) or (
+            x.base is not None or y.base is not None) and out.ndim > 2
+            and 1 in out.shape and _reorders(out, (x, y)))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,
@@ -267,8 +268,8 @@ def _indented(code: str) -> str:
 
 def _keyword_call(fn: Callable[..., Any], arity: int) -> str:
     """The expression calling ``fn(*arrays, **params)`` for ``arity`` arrays (named
-    ``a._data``, ``y``, ``z``) with the keywords of ``fn``'s signature spelled out."""
-    arrays = "".join(f"{a}, " for a in ["a._data", "y", "z"][:arity])
+    ``x``, ``y``, ``z``) with the keywords of ``fn``'s signature spelled out."""
+    arrays = "".join(f"{a}, " for a in ["x", "y", "z"][:arity])
     unpacked = f"fn({arrays}**params)"
     try:
         sig = inspect.signature(fn)

@@ -122,10 +122,10 @@ def lone_differs(arr: Any) -> bool:
     dims of one stride as they come; TensorIterator gives a dense ``arr``'s result its
     strides, size-1 dims' too, and sorts the dims of the rest with their size-1 dims, the
     shorter of two of one stride inside."""
-    shape, strides = arr.shape, arr.strides
-    if 1 not in shape and len(set(strides)) == len(shape):
-        return False
-    return not arr.flags.c_contiguous or strides != _row_major_strides(shape, arr.itemsize)
+    shape = arr.shape
+    if 1 not in shape:  # row-major, its dims have distinct strides
+        return not arr.flags.c_contiguous and len(set(arr.strides)) < len(shape)
+    return not arr.flags.c_contiguous or arr.strides != _row_major_strides(shape, arr.itemsize)
 
 
 def unit_strides_odd(arr: Any) -> bool:
