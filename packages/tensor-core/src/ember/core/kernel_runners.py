@@ -17,7 +17,14 @@ import numpy as np
 
 from . import dtypes as _dt
 from .device import CPU, device, enter_device
-from .result_layouts import conform, lone_differs, reorders, suspect, unit_strides_odd
+from .result_layouts import (
+    conform,
+    lone_differs,
+    pair_differs,
+    reorders,
+    suspect,
+    unit_strides_odd,
+)
 from .tensor import MULTI_OUTPUT, Tensor, bump_version, make, make_view
 
 if TYPE_CHECKING:
@@ -109,7 +116,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "Tensor": Tensor, "CPU": CPU, "_ndarray": _ndarray, "_generic": _generic,
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
                  "_conform": conform, "_suspect": suspect, "_reorders": reorders,
-                 "_lone_differs": lone_differs, "_unit_strides_odd": unit_strides_odd,
+                 "_lone_differs": lone_differs, "_pair_differs": pair_differs,
+                 "_unit_strides_odd": unit_strides_odd,
                  "_kind": kind, "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
@@ -232,13 +240,13 @@ _LAYOUT_CHECKS = {
         out = _conform(op, args, params, out)
 """,
     "always": "    out = _conform(op, args, params, out)\n",
-    "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray or not y.ndim) and (
+    "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray) and (
             x.base is not None or 1 in x.shape) and _lone_differs(x) or (
-            n == 2 and y.__class__ is _ndarray and (not x.ndim and (
-            y.base is not None or 1 in y.shape) and _lone_differs(y) or y.ndim and x.ndim
-            and (not (y.flags.c_contiguous and x.flags.c_contiguous)
-                 or (x.base is not None or y.base is not None)
-                 and out.ndim > 2 and 1 in out.shape and _reorders(out, (x, y))))) or (
+            n == 2 and y.__class__ is _ndarray and (
+            not (y.flags.c_contiguous and x.flags.c_contiguous) and (
+            y.ndim and x.ndim or _lone_differs(y if y.ndim else x))
+            or (x.base is not None or y.base is not None or 1 in out.shape)
+            and _pair_differs(out, x, y))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,

@@ -37,8 +37,8 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "lone_differs", "unit_strides_odd", "reorders", "conform",
-           "laid_out", "ALWAYS", "ROW_MAJOR"]
+__all__ = ["kind_of", "suspect", "lone_differs", "pair_differs", "unit_strides_odd", "reorders",
+           "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
 
@@ -126,6 +126,16 @@ def lone_differs(arr: Any) -> bool:
     if 1 not in shape:  # row-major, its dims have distinct strides
         return not arr.flags.c_contiguous and len(set(arr.strides)) < len(shape)
     return not arr.flags.c_contiguous or arr.strides != _row_major_strides(shape, arr.itemsize)
+
+
+def pair_differs(out: Any, x: Any, y: Any) -> bool:
+    """Whether numpy's layout of ``out``, a ufunc's result of the row-major arrays ``x`` and
+    ``y``, can differ from TensorIterator's: a 0-d one leaves the other alone
+    (``lone_differs``), else a broadcast through a size-1 dim (``reorders``)."""
+    if not x.ndim or not y.ndim:
+        return lone_differs(y if x.ndim == 0 else x)
+    return (x.base is not None or y.base is not None) and out.ndim > 2 and \
+        1 in out.shape and reorders(out, (x, y))
 
 
 def unit_strides_odd(arr: Any) -> bool:
