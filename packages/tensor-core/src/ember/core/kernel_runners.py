@@ -231,7 +231,8 @@ _ROW_MAJOR_CHECK = """    if not out.size or not out.flags.c_contiguous:
 # two row-major operands are looked at further only where one is a view or an array Ember
 # laid out (a numpy base) and the result has 3 or more dims, one of size 1
 # (``result_layouts.reorders``); one operand only where it has a size-1 dim or is not
-# numpy's own and has two dims of one stride (``result_layouts.lone_differs``); other ops'
+# numpy's own and has two dims of one stride (``result_layouts.lone_differs``), and never
+# with fewer than 2 dims (TensorIterator's 1-d results are dense); other ops'
 # results also where their size-1 dims stride otherwise than row-major
 # (``result_layouts.unit_strides_odd``)
 _LAYOUT_CHECKS = {
@@ -241,12 +242,12 @@ _LAYOUT_CHECKS = {
 """,
     "always": "    out = _conform(op, args, params, out)\n",
     "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray) and (
-            x.base is not None or 1 in x.shape) and _lone_differs(x) or (
+            x.base is not None or 1 in x.shape) and x.ndim > 1 and _lone_differs(x) or (
             n == 2 and y.__class__ is _ndarray and (
             not (y.flags.c_contiguous and x.flags.c_contiguous) and (
             y.ndim and x.ndim or _lone_differs(y if y.ndim else x))
             or (x.base is not None or y.base is not None or 1 in out.shape)
-            and _pair_differs(out, x, y))) or (
+            and out.ndim > 1 and _pair_differs(out, x, y))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
 """,
