@@ -124,6 +124,8 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("clone", lambda m, x: x.clone() * x, [M], {}),
     ("copy_", lambda m, x, y: (x * 1).copy_(y), [M, V], {}),
     ("complex", lambda m, x, y: m.complex(x, y) * 2, [M, M], NO_GRADCHECK),
+    # torch's formula reads the result's sgn: it is the derivative only where abs >= 0
+    ("polar", lambda m, x, y: m.polar(x, y) * (1 + 2j), [M, V], {**POS, **NO_GRADCHECK}),
 ]
 
 IDS = [c[0] for c in CASES]

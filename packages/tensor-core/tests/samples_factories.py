@@ -96,7 +96,12 @@ COMPLEX = [
     lambda m, d: m.complex(make(m, d, (3, 4), **_T), make(m, d, (3, 4), seed=1)),
     lambda m, d: m.complex(make(m, d, (3, 4), **_T), make(m, d, (4,), seed=1)),
     lambda m, d: m.complex(make(m, d, (3, 4), **_T), make(m, d, (3, 4), seed=1, **_T)),
+]
+
+POLAR = [
     lambda m, d: m.polar(make(m, d, (2, 3), low=0.0), make(m, d, (3,), seed=1)),
+    lambda m, d: m.polar(make(m, d, (3, 4), "float64", **_T), make(m, d, (3, 4), "float64")),
+    lambda m, d: m.polar(make(m, d, (0, 3), low=0.0), make(m, d, (1, 3), seed=1)),
 ]
 
 ARANGE = [
@@ -208,7 +213,8 @@ def _fills(method: str, *args: Any) -> list[Any]:
 
 
 SAMPLES = {
-    "empty": EMPTY, "full": FULL, "eye": EYE, "complex": COMPLEX, "arange": ARANGE,
+    "empty": EMPTY, "full": FULL, "eye": EYE, "complex": COMPLEX, "polar": POLAR,
+    "arange": ARANGE,
     "range": RANGE, "linspace": LINSPACE, "logspace": LOGSPACE,
     **{name: _seeded(samples) for name, samples in {
         "uniform": UNIFORM, "normal": NORMAL, "randint": RANDINT, "randperm": RANDPERM,

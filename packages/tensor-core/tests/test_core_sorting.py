@@ -699,3 +699,14 @@ def test_isin_test_elements_layout(case: int) -> None:
             ember.isin(ee, et)
         return
     check(ember.isin(ee, et), expected)
+
+
+@pytest.mark.parametrize(("shape", "dim", "phrase"), [
+    ((0, 0), 0, "Number of zero sized dimensions is more than one"),
+    ((0, 0, 2), 2, "they aren't selected"),
+    ((2, 0), 0, "they aren't selected"),
+])
+@pytest.mark.parametrize("op", ["unique", "unique_consecutive"])
+def test_unique_over_a_dim_of_an_empty_tensor_checks_its_zero_dims_in_torchs_order(
+        op, shape, dim, phrase):
+    check_same_error(lambda m: getattr(m, op)(m.zeros(*shape), dim=dim), phrase)

@@ -23,7 +23,7 @@ from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
 from .graph import Node
-from .vjp_views import conj
+from .vjp_elementwise import conj
 
 __all__ = ["execute", "sum_to_shape"]
 

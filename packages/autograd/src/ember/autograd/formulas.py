@@ -62,7 +62,7 @@ def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
     if x.dtype.category != 3:
         return (ew.zeros(g),)
     s, size = n.result(), x.abs()
-    return (E.where(size == 0, 0.0, (g - s * s * vw.conj(g)) / (2.0 * size)),)
+    return (E.where(size == 0, 0.0, (g - s * s * ew.conj(g)) / (2.0 * size)),)
 
 
 def _zeros(n: Any, g: Any) -> tuple[Any, ...]:

@@ -12,11 +12,13 @@ import math
 from typing import Any
 
 import ember.core as E
+from ember.core.dispatch import REGISTRY, dispatch
 from ember.core.tensor import Tensor, make
 
-from .formula import XY, Formula, X, tensor_operand
+from .formula import XY, Formula, R, X, tensor_operand
 
 Grads = tuple[Any, ...]
+_CONJ = REGISTRY["conj_physical"]
 
 
 def needs(n: Any, i: int) -> bool:
@@ -182,6 +184,21 @@ def xlogy(n: Any, g: Tensor) -> Grads:
     return gx, gy
 
 
+def conj(g: Tensor) -> Tensor:
+    """The conjugate of ``g`` (itself when real)."""
+    if g.dtype.category != 3:
+        return g
+    return dispatch(_CONJ, (g,), None)  # type: ignore[no-any-return]
+
+
+def polar(n: Any, g: Tensor) -> Grads:
+    """torch's polar_backward, in its convention (conjugates included; the engine takes the
+    real parts): ``conj(g) * sgn(result)`` and ``conj(g) * result * i``."""
+    r, gc = n.result(), conj(g)
+    return (gc * r.sgn() if needs(n, 0) else None,
+            gc * (r * 1j) if needs(n, 1) else None)
+
+
 def complex_(n: Any, g: Tensor) -> Grads:
     """torch.complex(real, imag): the parts of the gradient. Ember has no real/imag ops yet,
     so the parts are read from the data (not differentiable again)."""
@@ -323,6 +340,7 @@ FORMULAS: dict[str, Formula] = {
     "clamp": F(clamp, (0, 1, 2), name=clamp_name),
     "where": F(where, X, listed=(1, 2)),
     "complex": F(complex_, conjugates=True),
+    "polar": F(polar, result=R, conjugates=True),
     "addcmul": F(addcmul, addcmul_saved),
     "addcdiv": F(addcdiv, addcdiv_saved),
     "lerp": F(lerp, lerp_saved, name=lerp_name),

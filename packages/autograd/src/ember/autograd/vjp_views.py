@@ -12,16 +12,14 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
-from ember.core.dispatch import REGISTRY, dispatch
 from ember.core.ops.copying import shared_write_error
 from ember.core.tensor import Tensor
 
 from .formula import Formula, keep
 from .views import element_offsets
-from .vjp_elementwise import needs
+from .vjp_elementwise import conj, needs
 from .vjp_reduction import input_shape
 
-_CONJ = REGISTRY["conj_physical"]
 Grads = tuple[Any, ...]
 
 
@@ -133,13 +131,6 @@ def as_strided(n: Any, g: Tensor) -> Grads:
     index = E.tensor(order[at], dtype=E.int64, device=g.device)
     flat = _zeros((math.prod(shape),), g).index_add(0, index, g.reshape(-1))
     return (flat.reshape(shape),)
-
-
-def conj(g: Tensor) -> Tensor:
-    """The conjugate of ``g`` (itself when real)."""
-    if g.dtype.category != 3:
-        return g
-    return dispatch(_CONJ, (g,), None)  # type: ignore[no-any-return]
 
 
 def conj_physical(n: Any, g: Tensor) -> Grads:

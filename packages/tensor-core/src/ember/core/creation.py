@@ -424,6 +424,20 @@ COMPLEX = register("complex", _complex_forward, _complex_meta, "elementwise",
                    arg_names=("real", "imag"))
 
 
+def _polar_forward(abs: Any, angle: Any) -> Any:
+    xp = xp_of(abs)
+    shape = meta.broadcast_shapes(abs.shape, angle.shape)
+    dt = _dt.from_numpy_dtype(abs.dtype).to_complex()
+    out = allocate(xp, shape, dt.np, meta.elementwise_strides(shape, (abs, angle)))
+    out.real = abs * xp.cos(angle)  # torch's kernel: (abs cos(angle), abs sin(angle))
+    out.imag = abs * xp.sin(angle)
+    return out
+
+
+POLAR = register("polar", _polar_forward, _complex_meta, "elementwise",
+                 arg_names=("abs", "angle"))
+
+
 def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.complex: a complex tensor with real part ``real`` and imaginary part ``imag``."""
     _complex_parts("complex", real, imag)
@@ -433,15 +447,8 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor | None = None) -> Tensor:
     """torch.polar: the complex tensor ``abs * (cos(angle) + i sin(angle))``."""
-    from .ops.binary import mul
-    from .ops.unary import cos, sin
-
     _complex_parts("polar", abs, angle)
-    res = complex(mul(abs, cos(angle)), mul(abs, sin(angle)))
-    # laid out as torch's polar kernel lays out its result of ``abs`` and ``angle``
-    want = meta.elementwise_strides(res._data.shape, (abs._data, angle._data))
-    if meta.element_strides(res._data) != want:
-        res = empty_strided(res._data.shape, want, dtype=res.dtype, device=res.device).copy_(res)
+    res = dispatch(POLAR, (abs, angle), None)
     return res if out is None else write_out("polar", out, res)
 
 

@@ -307,6 +307,9 @@ def _unique_dim(op: str, input: Tensor, dim: int | None) -> int | None:
     if input._data.size == 0 and shape[d] != 0:
         raise RuntimeError(f"{op}(): There are 0 sized dimensions, and they aren't selected, so "
                            f"unique cannot be applied (shape {list(shape)}, dim {d})")
+    if input._data.size == 0 and shape.count(0) > 1:
+        raise RuntimeError(f"{op}(): Number of zero sized dimensions is more than one, so unique "
+                           f"cannot be applied (shape {list(shape)})")
     return d
 
 
