@@ -257,3 +257,14 @@ def test_alpha_scaled_bfloat16_add_backward_reads_its_bfloat16_number():
         x.add_(y, alpha=2).sum().backward()
         grads.append(y.grad.item())
     assert grads[0] == grads[1] == 2.0
+
+
+def test_division_by_a_wider_0d_tensor_rounds_its_gradient_as_torch():
+    """torch's divisor gradient is -g * ((x / y) / y), each step in x's float16."""
+    grads = []
+    for L in (E, torch):
+        y = L.tensor(2.3687, dtype=L.float64, requires_grad=True)
+        x = L.tensor([[1.0], [0.0], [3.0], [-3.0]], dtype=L.float16)
+        (L.true_divide(x, y) * L.arange(4, dtype=L.float16).reshape(4, 1)).sum().backward()
+        grads.append(y.grad.item())
+    assert grads[0] == grads[1]

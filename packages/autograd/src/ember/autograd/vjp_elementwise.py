@@ -40,7 +40,7 @@ def number(value: Any) -> Any:
 def div(n: Any, g: Tensor) -> Grads:
     y = n.saved(1)
     gx = g / y if needs(n, 0) else None
-    gy = -g * n.saved(0) / (y * y) if needs(n, 1) else None
+    gy = -g * ((n.saved(0) / y) / y) if needs(n, 1) else None  # torch's order of roundings
     return gx, gy
 
 
