@@ -509,3 +509,33 @@ def test_complex_of_parts_passes_each_part_its_gradients_part():
         grads.append([np.asarray(x.grad), np.asarray(y.grad)])
     for ours, theirs in zip(*grads):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_a_promoted_operand_links_its_node_to_the_operand_itself():
+    """torch's kernels promote inside: the node's edge is the real leaf's AccumulateGrad,
+    with no cast node between (an explicit ``.to`` keeps its ToCopyBackward0)."""
+    for L in (E, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        promoted = x * L.ones(2, dtype=L.float64)
+        assert type(promoted.grad_fn.next_functions[0][0]).__name__ == "AccumulateGrad"
+        cast = x.to(L.float64) * L.ones(2, dtype=L.float64)
+        assert type(cast.grad_fn.next_functions[0][0]).__name__ == "ToCopyBackward0"
+        promoted.sum().backward()
+        assert x.grad.dtype == L.float32
+
+
+_NOT_REAL_PARTS = {
+    "where": lambda L, x, z: L.where(L.tensor([True, False]), x, z),
+    "logaddexp": lambda L, x, z: L.logaddexp(z, x),
+    "lerp by a real weight": lambda L, x, z: z.lerp(z * 2, x[0]),
+    "sum to complex": lambda L, x, z: x.sum(dtype=L.complex64) * z,
+}
+
+
+@pytest.mark.parametrize("case", list(_NOT_REAL_PARTS))
+def test_formulas_that_take_no_real_part_refuse_a_complex_gradient_into_a_real_input(case):
+    for L in (E, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        out = _NOT_REAL_PARTS[case](L, x, L.tensor([1 + 1j, 2j]))
+        with pytest.raises(RuntimeError, match="input_is_complex == grad_is_complex"):
+            out.abs().sum().backward()

@@ -33,8 +33,9 @@ class Formula:
     ``scalar_first``: the entry of the call whose first operand is a number, where torch's
     overload for it (``remainder.Scalar_Tensor``) has a derivative of its own or none.
     ``passes_complex``: the VJP may give a real input a complex gradient, which the engine
-    then refuses as torch's does (a custom Function's); otherwise the engine takes the real
-    part, as torch's formulas for real and complex operands do themselves.
+    then refuses as torch's does (where, lerp, logaddexp, a sum to a complex dtype, a custom
+    Function); otherwise the engine takes the real part, as torch's other formulas for real
+    and complex operands do themselves.
     ``conjugates``: the VJP applies torch's conjugates itself (a non-holomorphic op's:
     ``abs``, a custom Function's). The others are written as the gradient times the
     derivative, ``g * f'(z)``; torch's VJP of a holomorphic op is ``g * conj(f'(z))``,

@@ -127,8 +127,8 @@ _CORE: dict[str, Formula] = {
     "atan2": F(ew.atan2, XY),
     "hypot": F(ew.hypot, own, R),
     "copysign": F(ew.copysign, lambda e: X if e[0] is not None else (), R),
-    "logaddexp": F(ew.logaddexp, XY),
-    "logaddexp2": F(ew.logaddexp2, XY),
+    "logaddexp": F(ew.logaddexp, XY, passes_complex=True),
+    "logaddexp2": F(ew.logaddexp2, XY, passes_complex=True),
     "xlogy": F(ew.xlogy, XY),
     # ------------------------------------------------------------------ unary
     "neg": F(lambda n, g: (-g,)),

@@ -99,7 +99,7 @@ def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tupl
         if isinstance(x, Tensor):
             vc = x._vc
             versions.append(0 if vc is None else vc[0])
-            metas.append((x._data.shape, x.dtype, x.device))
+            metas.append(_meta(x))
             nxt.append(_edge(x))
         else:
             versions.append(None)
@@ -191,7 +191,7 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
     n = len(args)
     x = args[0]
     if n <= 2 and x.__class__ is Tensor:
-        meta = (x._data.shape, x.dtype, x.device)
+        meta = _meta(x)
         vc = x._vc
         version = 0 if vc is None else vc[0]
         edge = _edge(x)
@@ -202,7 +202,7 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
             node.versions = (version,)
         elif y.__class__ is Tensor:
             nxt = (edge, _edge(y))
-            node.metas = (meta, (y._data.shape, y.dtype, y.device))
+            node.metas = (meta, _meta(y))
             vc = y._vc
             node.versions = (version, 0 if vc is None else vc[0])
         else:  # a number: kept, as numbers cost nothing to keep
@@ -253,8 +253,28 @@ def _edge(x: Tensor) -> Any:
     fn = x._grad_fn
     if fn is None:
         return (x, 0)
+    if fn.op is _TO_COPY:
+        src = _promoted_from(x)
+        if src is not None:
+            return _edge(src)
     m = x._ag
     return (fn, 0 if m is None else m.output_nr)
+
+
+def _promoted_from(x: Tensor) -> Tensor | None:
+    """The operand a wrapper's promotion cast ``x`` was made from (``cast``'s ``_cast_of``):
+    torch's kernels promote inside, so its nodes link to, and describe, that operand."""
+    return getattr(x, "_cast_of", None)
+
+
+def _meta(x: Tensor) -> tuple[Any, Any, Any]:
+    """The shape, dtype and device of the input whose gradient operand ``x`` passes on."""
+    fn = x._grad_fn
+    if fn is not None and fn.op is _TO_COPY:
+        src = _promoted_from(x)
+        if src is not None:
+            x = src
+    return (x._data.shape, x.dtype, x.device)
 
 
 def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,

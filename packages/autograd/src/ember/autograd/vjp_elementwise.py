@@ -338,12 +338,12 @@ F = Formula
 FORMULAS: dict[str, Formula] = {
     # ------------------------------------------------------------------ pointwise
     "clamp": F(clamp, (0, 1, 2), name=clamp_name),
-    "where": F(where, X, listed=(1, 2)),
+    "where": F(where, X, listed=(1, 2), passes_complex=True),
     "complex": F(complex_, conjugates=True),
     "polar": F(polar, result=R, conjugates=True),
     "addcmul": F(addcmul, addcmul_saved),
     "addcdiv": F(addcdiv, addcdiv_saved),
-    "lerp": F(lerp, lerp_saved, name=lerp_name),
+    "lerp": F(lerp, lerp_saved, name=lerp_name, passes_complex=True),
     "nan_to_num": F(lambda n, g: (E.where(n.saved(0).isfinite(), g, 0.0),), X),
     "float_power": F(float_power, XY, tensor_operand(1), name=pow_name),
 }

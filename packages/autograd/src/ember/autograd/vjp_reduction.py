@@ -382,7 +382,7 @@ FORMULAS: dict[str, Formula] = {
     "softmax": F(softmax, result=R),
     "log_softmax": F(log_softmax, result=R),
     # ------------------------------------------------------------------ reductions, scans
-    "sum": F(sum_, name=by_dim("SumBackward")),
+    "sum": F(sum_, name=by_dim("SumBackward"), passes_complex=True),
     "nansum": F(nansum, X),
     "mean": F(mean, name=by_dim("MeanBackward")),
     "nanmean": F(nanmean, X),
