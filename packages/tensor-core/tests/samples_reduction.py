@@ -161,7 +161,13 @@ SAMPLES: dict[str, list[Sample]] = {
         lambda m, d: m.norm(make(m, d, (3, 4)), 3.5, 0),
         lambda m, d: m.norm(make(m, d, (3, 4), "complex64"), dim=1),
         lambda m, d: m.norm(make(m, d, (3, 4)), dtype=m.float64),
+    ],
+    "dist": [
         lambda m, d: m.dist(make(m, d, (3, 4)), make(m, d, (4,), seed=1), 3),
+        lambda m, d: m.dist(make(m, d, (3, 4), "float64", transposed=True), make(m, d, (3, 4), "float64")),
+        lambda m, d: m.dist(make(m, d, (2, 3), "complex64"), make(m, d, (3,), "complex64", seed=1),
+                            float("inf")),
+        lambda m, d: m.dist(make(m, d, (0, 3)), make(m, d, (3,), seed=1), 1),
     ],
     "nuclear_norm": [
         lambda m, d: m.norm(make(m, d, (3, 4)), "nuc"),

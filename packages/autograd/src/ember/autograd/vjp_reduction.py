@@ -18,7 +18,8 @@ import ember.core as E
 from ember.core.dispatch import grad_mode
 from ember.core.tensor import Tensor, make
 
-from .formula import Formula, R, X
+from .formula import XY, Formula, R, X
+from .vjp_elementwise import needs
 
 Grads = tuple[Any, ...]
 
@@ -259,28 +260,38 @@ def logsumexp(n: Any, g: Tensor) -> Grads:
 
 def norm(n: Any, g: Tensor) -> Grads:
     par = n.params
-    x = n.saved(0)
-    dims, keepdim, p = par["dim"], par["keepdim"], par["p"]
-    out = n.result()
+    return (_norm_grad(n.saved(0), g, n.result(), par["dim"], par["keepdim"], par["p"]),)
+
+
+def dist(n: Any, g: Tensor) -> Grads:
+    """torch's dist backward: the norm's of the difference, negated for ``other``."""
+    gd = _norm_grad(n.saved(0) - n.saved(1), g, n.result(), None, False, n.params["p"])
+    if gd is None:
+        return None, None
+    return gd if needs(n, 0) else None, -gd if needs(n, 1) else None
+
+
+def _norm_grad(x: Tensor, g: Tensor, out: Tensor, dims: Any, keepdim: bool, p: float) -> Any:
+    """torch's norm_backward: the gradient of the p-norm ``out`` of ``x`` over ``dims``."""
     if p == 0.0:
-        return (None,)  # torch's norm_backward gives no gradient (None) for the count of nonzeros
+        return None  # torch's norm_backward gives no gradient (None) for the count of nonzeros
     if p == 1.0:
-        return (x.sgn() * restore(g, x.shape, dims, keepdim),)
+        return x.sgn() * restore(g, x.shape, dims, keepdim)
     if math.isinf(p):
         # amax of |x| respecting NaNs (torch's mask: the entries equal to the norm or NaN)
         a = x.abs()
         hit = E.eq(a, restore(out, x.shape, dims, keepdim)) | a.isnan()
         share = restore(g, x.shape, dims, keepdim) / hit.sum(dims, keepdim=True) * hit
-        return (x.sgn() * share,)
+        return x.sgn() * share
     ge = restore(g, x.shape, dims, keepdim)
     oe = restore(out, x.shape, dims, keepdim)
     if p == 2.0:
-        return (x * E.where(oe == 0, 0.0, ge / oe),)
+        return x * E.where(oe == 0, 0.0, ge / oe)
     if p < 1.0:
         scaled = x.sgn() * E.where(x == 0, 0.0, x.abs().pow(p - 1))
-        return (scaled * ge * oe.pow(1 - p),)
+        return scaled * ge * oe.pow(1 - p)
     scaled = x.sgn() * x.abs().pow(p - 1) if p < 2.0 else x * x.abs().pow(p - 2)
-    return (scaled * E.where(oe == 0, 0.0, ge / oe.pow(p - 1)),)
+    return scaled * E.where(oe == 0, 0.0, ge / oe.pow(p - 1))
 
 
 def nuclear_norm(n: Any, g: Tensor) -> Grads:
@@ -400,6 +411,9 @@ FORMULAS: dict[str, Formula] = {
     "min": F(max_dim, result=INDICES, name="MinBackward0"),
     "logsumexp": F(logsumexp, X, R),
     "norm": F(norm, X, R, name="LinalgVectorNormBackward0"),
+    # torch's formula takes no real part: a complex difference's gradient into a real
+    # operand is refused
+    "dist": F(dist, XY, R, passes_complex=True),
     "nuclear_norm": F(nuclear_norm, X, name="LinalgMatrixNormBackward0"),
     "cumsum": F(cumsum),
     "cumprod": F(cumprod, X, R),

@@ -18,8 +18,8 @@ from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
-from .binary import sub
 from .conversion import cast
+from .operands import broadcast_shape, device_mismatch
 from .reduction_args import (
     HALF,
     NP_F32,
@@ -82,6 +82,17 @@ def _nuclear_norm_rule(x: Any, dim: tuple[int, int], keepdim: bool = False) -> A
 
 
 NORM = register("norm", _norm_forward, REAL_RULE, "reduction", arg_names=SELF)
+
+
+def _dist_forward(x: Any, y: Any, *, p: float) -> Any:
+    return _norm_forward(x - y, p=p)  # torch's dist: the norm of the difference
+
+
+def _dist_rule(x: Any, y: Any, *, p: float) -> Any:
+    return meta.empty((), real_dtype(x.dtype))
+
+
+DIST = register("dist", _dist_forward, _dist_rule, "reduction", arg_names=("self", "other"))
 NUCLEAR_NORM = register("nuclear_norm", _nuclear_norm_forward, _nuclear_norm_rule, "library",
                         arg_names=SELF)
 
@@ -168,11 +179,20 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     if not isinstance(other, Tensor):
         raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
+    check_input("dist", input)
     dt = _dt.result_type(input, other)
     if dt.category < 2:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {scalar_type_name(dt)} instead.")
-    return vector_norm(sub(input, other), p)
+    if input.device is not other.device:
+        raise device_mismatch("dist", input.device, other.device)
+    shape = broadcast_shape("dist", input._data.shape, other._data.shape)
+    p = float(p)
+    if (p < 0 or p == math.inf) and 0 in shape:  # torch's norm of the difference: no identity
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty "
+                           "tensor because the operation does not have an identity")
+    return dispatch(DIST, (cast(input, dt), cast(other, dt)),  # type: ignore[no-any-return]
+                    {"p": p})
 
 FUNCTIONS = ["norm", "dist"]
 METHODS: dict[str, Callable[..., Any]] = {name: globals()[name] for name in FUNCTIONS}
