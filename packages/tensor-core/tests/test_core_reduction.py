@@ -428,3 +428,12 @@ def test_complex_logcumsumexp_steps_as_torch(dtype) -> None:
         check(ours, theirs, atol=1e-5)
         check_signs(ours, theirs)
     check(ember.logcumsumexp(e[0, 0], 0), torch.logcumsumexp(t[0, 0], 0))
+
+
+def test_low_precision_nanmean_rounds_its_sum_before_dividing():
+    """torch's nanmean is nansum(x) / count: the bfloat16 sum is rounded before the
+    division (one rounding of the quotient alone differs)."""
+    data = [[[0.3493, 0.5, 1.0], [2.0, 0.5, 1.8789], [-2.5, -1.0, -1.0]],
+            [[3.0, 0.5, -2.4364], [2.5, -1.5, 2.5], [-0.6852, -2.5, 1.0]]]
+    ours, theirs = (L.nanmean(L.tensor(data).to(L.bfloat16), 2).float() for L in (ember, torch))
+    np.testing.assert_array_equal(np.asarray(ours), theirs.numpy())

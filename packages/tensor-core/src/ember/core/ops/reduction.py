@@ -125,6 +125,8 @@ def _nanmean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
     nan = np.isnan(x)
     n = add_reduce(~nan, dim, None, None, keepdim)
     total = add_reduce(xp_of(x).where(nan, x.dtype.type(0), x), dim, acc, None, keepdim)
+    # torch's nanmean is nansum(...) / count: the sum is rounded to the result dtype first
+    total = total.astype(target, copy=False).astype(total.dtype, copy=False)
     r = np.true_divide(total, n)
     return row_major(r.astype(target, copy=False))
 
