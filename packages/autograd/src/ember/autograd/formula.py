@@ -21,8 +21,7 @@ class Formula:
     the outputs, or which of them for ops with several: ``(1,)``, the indices of max),
     each either fixed or a function of the node's edges where it depends on which inputs
     need a gradient (an edge is None for an input that gets none; ``result``'s also of the
-    operands). Only what is declared
-    is kept: torch saves no more for the same formula.
+    operands). Only what is declared is kept: torch saves no more for the same formula.
 
     ``name``: the node's name when it is not CamelCase(op) + "Backward0"; a function of the
     node where torch's name depends on the call (``SumBackward0`` vs ``SumBackward1``).

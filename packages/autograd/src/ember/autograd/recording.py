@@ -254,26 +254,26 @@ def _edge(x: Tensor) -> Any:
     if fn is None:
         return (x, 0)
     if fn.op is _TO_COPY:
-        src = _promoted_from(x)
-        if src is not None:
+        src = _source(x)
+        if src is not x:
             return _edge(src)
     m = x._ag
     return (fn, 0 if m is None else m.output_nr)
 
 
-def _promoted_from(x: Tensor) -> Tensor | None:
-    """The operand a wrapper's promotion cast ``x`` was made from (``cast``'s ``_cast_of``):
-    torch's kernels promote inside, so its nodes link to, and describe, that operand."""
-    return getattr(x, "_cast_of", None)
+def _source(x: Tensor) -> Tensor:
+    """The operand a wrapper's promotion cast ``x`` was made from (``cast``'s ``_cast_of``),
+    else ``x``: torch's kernels promote inside, so its nodes link to, and describe, that
+    operand."""
+    fn = x._grad_fn
+    if fn is not None and fn.op is _TO_COPY:
+        return getattr(x, "_cast_of", x)  # type: ignore[no-any-return]
+    return x
 
 
 def _meta(x: Tensor) -> tuple[Any, Any, Any]:
     """The shape, dtype and device of the input whose gradient operand ``x`` passes on."""
-    fn = x._grad_fn
-    if fn is not None and fn.op is _TO_COPY:
-        src = _promoted_from(x)
-        if src is not None:
-            x = src
+    x = _source(x)
     return (x._data.shape, x.dtype, x.device)
 
 

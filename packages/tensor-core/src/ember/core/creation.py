@@ -382,10 +382,16 @@ def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any 
 
 # ----------------------------------------------------------------------------- complex
 
+def _complex_of(a: Any, b: Any) -> Any:
+    """A new complex array of the broadcast shape of the real arrays ``a`` and ``b``, laid
+    out from them as TensorIterator lays out its result."""
+    shape = meta.broadcast_shapes(a.shape, b.shape)
+    dt = _dt.from_numpy_dtype(a.dtype).to_complex()
+    return allocate(xp_of(a), shape, dt.np, meta.elementwise_strides(shape, (a, b)))
+
+
 def _complex_forward(real: Any, imag: Any) -> Any:
-    shape = meta.broadcast_shapes(real.shape, imag.shape)
-    dt = _dt.from_numpy_dtype(real.dtype).to_complex()
-    out = allocate(xp_of(real), shape, dt.np, meta.elementwise_strides(shape, (real, imag)))
+    out = _complex_of(real, imag)
     out.real = real  # part by part: -0.0 and nan parts stay exactly as given
     out.imag = imag
     return out
@@ -426,9 +432,7 @@ COMPLEX = register("complex", _complex_forward, _complex_meta, "elementwise",
 
 def _polar_forward(abs: Any, angle: Any) -> Any:
     xp = xp_of(abs)
-    shape = meta.broadcast_shapes(abs.shape, angle.shape)
-    dt = _dt.from_numpy_dtype(abs.dtype).to_complex()
-    out = allocate(xp, shape, dt.np, meta.elementwise_strides(shape, (abs, angle)))
+    out = _complex_of(abs, angle)
     out.real = abs * xp.cos(angle)  # torch's kernel: (abs cos(angle), abs sin(angle))
     out.imag = abs * xp.sin(angle)
     return out

@@ -12,8 +12,8 @@ Consulting the rule costs more than a tiny op, so the kernel step asks first whe
 numpy can have differed (``suspect``): for a non-empty row-major result of row-major
 operands it cannot (both lay it out row-major), unless they broadcast through a size-1 dim
 whose strides are not numpy's (``reorders``), and for a single ufunc on one array it
-cannot either (numpy's K order of one operand is TensorIterator's), unless it has a size-1 dim
-or two dims of one stride (``lone_differs``). Only ops flagged
+cannot either (numpy's K order of one operand is TensorIterator's), unless it has a
+size-1 dim or two dims of one stride (``lone_differs``). Only ops flagged
 ``always`` (einsum: torch permutes its results of row-major operands) ask the rule on
 every call.
 
@@ -117,15 +117,14 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
 
 def lone_differs(arr: Any) -> bool:
     """Whether a ufunc's result of ``arr`` alone can be laid out otherwise by numpy than
-    by TensorIterator. NumPy gives a row-major ``arr`` a
-    row-major result and orders the rest by stride, leaving size-1 dims out and keeping
-    dims of one stride as they come; TensorIterator gives a dense ``arr``'s result its
-    strides, size-1 dims' too, and sorts the dims of the rest with their size-1 dims, the
-    shorter of two of one stride inside."""
+    by TensorIterator. NumPy gives a row-major ``arr`` a row-major result and orders the
+    rest by stride, leaving size-1 dims out and keeping dims of one stride as they come;
+    TensorIterator gives a dense ``arr``'s result its strides, size-1 dims' too, and sorts
+    the dims of the rest with their size-1 dims, the shorter of two of one stride inside."""
     shape = arr.shape
-    if 1 not in shape:  # row-major, its dims have distinct strides
+    if 1 not in shape:  # only dims of one stride can differ (never in a row-major array)
         return not arr.flags.c_contiguous and len(set(arr.strides)) < len(shape)
-    return not arr.flags.c_contiguous or arr.strides != _row_major_strides(shape, arr.itemsize)
+    return not arr.flags.c_contiguous or unit_strides_odd(arr)
 
 
 def pair_differs(out: Any, x: Any, y: Any) -> bool:
