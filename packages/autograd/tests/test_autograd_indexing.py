@@ -60,3 +60,16 @@ def test_getitem_views_are_named_as_torch(index: Any) -> None:
     """An indexing view's node is named after the last view torch makes it of."""
     (ex,), (tx,) = inputs([M])
     assert type((ex * 1)[index].grad_fn).__name__ == type((tx * 1)[index].grad_fn).__name__
+
+
+@pytest.mark.parametrize("shape, index, value", [
+    ((3,), [0], 2),  # a values dtype index_put_ refuses
+    ((0, 1), [0], 1.5),  # an index into a dim of size 0
+    ((3,), [5], 1.5),  # an index out of range
+])
+def test_index_put_into_a_leaf_refuses_the_leaf_before_checking_its_arguments(
+        shape, index, value):
+    for L in (E, torch):
+        x = L.zeros(*shape, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            x.index_put_((L.tensor(index),), L.tensor(value))

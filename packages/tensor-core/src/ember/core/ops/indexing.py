@@ -35,7 +35,14 @@ from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from .conversion import cast
 from .conversion import type as type_name
-from .copying import check_overlap, check_writable, copy_, fill_, write_shared
+from .copying import (
+    check_overlap,
+    check_writable,
+    copy_,
+    fill_,
+    recorded_writes_refused_first,
+    write_shared,
+)
 from .index_checks import fill_number, tensor_arg, written_value
 from .index_rules import (
     INDEX_DTYPES,
@@ -289,6 +296,7 @@ def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = Fa
                           {"accumulate": bool(accumulate)})
 
 
+@recorded_writes_refused_first  # before the index and dtype checks, as torch's autograd
 def index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
     """In-place ``index_put``."""
     entries = _put_entries("index_put_", self, indices, values)
