@@ -22,6 +22,7 @@ from .result_layouts import (
     lone_differs,
     pair_differs,
     reorders,
+    row_major,
     suspect,
     unit_strides_odd,
 )
@@ -91,9 +92,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     elif op.view:
         tail = _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
     else:
-        tail = _PLAIN_TAIL.replace("{layout}\n", _LAYOUT_CHECKS[kind])
-    no_operands = _PLAIN_TAIL.replace("{layout}\n", _LAYOUT_CHECKS[
-        kind if kind in ("none", "dynamic") else "no operands"])
+        tail = _plain_tail(kind)
+    no_operands = _plain_tail(kind if kind in ("none", "dynamic") else "no operands")
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
     source = _RUNNER.format(
@@ -185,6 +185,7 @@ def _grad_check(condition: str, indent: int, door: dict[str, Any] | None) -> str
 
 _MUTATING_TAIL = """    if out is not x:
         a._data = out
+        a._row_major = False
     vc = a._vc
     if vc is None:
         a._vc = [1]
@@ -196,16 +197,17 @@ _NEW_TENSOR = """    if out.__class__ is not _ndarray:
         if out.__class__ is tuple or not isinstance(out, _generic):
             return _finish(op, args, params, out, CPU)
         out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
-    t = _new(Tensor)
+{layout}    t = _new(Tensor)
     t._data = out
     t.dtype = _FROM_NP[out.dtype]
     t.device = CPU
+    t._row_major = {row_major}
     t._requires_grad = False
     t.grad = None
     t._grad_fn = None
     t._ag = None
 """
-_VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
+_VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False") + """    vc = a._vc
     if vc is None:
         vc = a._vc = [0]
     t._vc = vc
@@ -215,8 +217,7 @@ _VIEW_TAIL = _NEW_TENSOR + """    vc = a._vc
     t._cm = 0
     return t
 """
-_PLAIN_TAIL = _NEW_TENSOR.replace("    t = _new(Tensor)\n", "{layout}\n    t = _new(Tensor)\n") + \
-    """    t._vc = None
+_PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
     t._base = None
     return t
 """
@@ -225,11 +226,16 @@ _PLAIN_TAIL = _NEW_TENSOR.replace("    t = _new(Tensor)\n", "{layout}\n    t = _
 # a result that must be row-major whatever the operands: only numpy's own departures
 _ROW_MAJOR_CHECK = """    if not out.size or not out.flags.c_contiguous:
         out = _conform(op, args, params, out)
+        rm = False
+    else:
+        rm = 1 not in out.shape or not _unit_strides_odd(out)
 """
-# The layout check of a new result, by ``result_layouts.kind_of``: free of any lookup, and
-# of any flag read where numpy's layout is torch's by construction (one ufunc on one array);
-# two row-major operands are looked at further only where one is a view or an array Ember
-# laid out (a numpy base) and the result has 3 or more dims, one of size 1
+# The layout check of a new result, by ``result_layouts.kind_of``, setting ``rm`` (the
+# result's ``Tensor._row_major``): free of any lookup, and of any flag read where numpy's
+# layout is torch's by construction: one ufunc on operands known to be row-major (their
+# bits), or on one array (numpy's K order of it is TensorIterator's, see below). Else two
+# row-major operands are looked at further only where one is a view or an array Ember laid
+# out (a numpy base) and the result has 3 or more dims, one of size 1
 # (``result_layouts.reorders``); one operand only where it has a size-1 dim or is not
 # numpy's own and has two dims of one stride (``result_layouts.lone_differs``), and never
 # with fewer than 2 dims (TensorIterator's 1-d results are dense); other ops'
@@ -241,7 +247,10 @@ _LAYOUT_CHECKS = {
         out = _conform(op, args, params, out)
 """,
     "always": "    out = _conform(op, args, params, out)\n",
-    "ufunc": """    if not out.size or (n == 1 or y.__class__ is not _ndarray) and (
+    "ufunc": """    if a._row_major and n < 3 and (
+            n == 1 or y.__class__ is not _ndarray or y is not b and b._row_major):
+        rm = True
+    elif not out.size or (n == 1 or y.__class__ is not _ndarray) and (
             x.base is not None or 1 in x.shape) and x.ndim > 1 and _lone_differs(x) or (
             n == 2 and y.__class__ is _ndarray and (
             not (y.flags.c_contiguous and x.flags.c_contiguous) and (
@@ -250,18 +259,34 @@ _LAYOUT_CHECKS = {
             and out.ndim > 1 and _pair_differs(out, x, y))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
+        rm = False
+    else:  # a result with no size-1 dim is known row-major by its flag alone
+        rm = out.flags.c_contiguous and 1 not in out.shape
 """,
     "no operands": _ROW_MAJOR_CHECK,
     "row-major": _ROW_MAJOR_CHECK,
     "general": """    if not out.size or not out.flags.c_contiguous or (
-            not x.flags.c_contiguous) or 1 in out.shape and _unit_strides_odd(out) or (
-            n == 2 and y.__class__ is _ndarray and (not y.flags.c_contiguous or (
+            not a._row_major and not x.flags.c_contiguous) or 1 in out.shape and (
+            _unit_strides_odd(out)) or (
+            n == 2 and y.__class__ is _ndarray and not (a._row_major and y is not b
+            and b._row_major) and (not y.flags.c_contiguous or (
             x.base is not None or y.base is not None) and out.ndim > 2
             and 1 in out.shape and _reorders(out, (x, y)))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
+        rm = False
+    else:
+        rm = True
 """,
 }
+# the kinds whose check sets ``rm``
+_SETS_ROW_MAJOR = ("no operands", "row-major", "ufunc", "general")
+
+
+def _plain_tail(kind: str) -> str:
+    """The tail of a new result checked as ``kind``, its row-major bit set from the check."""
+    return _PLAIN_TAIL.format(layout=_LAYOUT_CHECKS[kind],
+                              row_major="rm" if kind in _SETS_ROW_MAJOR else "False")
 
 
 def _read_only_write(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None,
@@ -314,6 +339,7 @@ def _finish(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None, out: A
         target = args[0]
         if out is not target._data:
             target._data = out
+            target._row_major = False
         bump_version(target)
         return target
     if dev is CPU and suspect(op.layout, args, out):
@@ -338,6 +364,10 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
         elif many:
             view._cm = MULTI_OUTPUT
         return view
-    if many and out.__class__ is _ndarray and dev.type != "cpu":
+    if out.__class__ is not _ndarray:
+        return make(out, dt, dev)
+    if many and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)
-    return make(out, dt, dev)
+    t = make(out, dt, dev)
+    t._row_major = row_major(out)
+    return t

@@ -37,8 +37,8 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "lone_differs", "pair_differs", "unit_strides_odd", "reorders",
-           "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
+__all__ = ["kind_of", "suspect", "lone_differs", "pair_differs", "row_major", "unit_strides_odd",
+           "reorders", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
 
@@ -135,6 +135,14 @@ def pair_differs(out: Any, x: Any, y: Any) -> bool:
         return lone_differs(y if x.ndim == 0 else x)
     return (x.base is not None or y.base is not None) and out.ndim > 2 and \
         1 in out.shape and reorders(out, (x, y))
+
+
+def row_major(arr: Any) -> bool:
+    """Whether ``arr`` is non-empty with the strides numpy gives a new row-major array (what
+    ``Tensor._row_major`` says of a tensor's array)."""
+    if not arr.size or not arr.flags.c_contiguous:
+        return False
+    return 1 not in arr.shape or not unit_strides_odd(arr)
 
 
 def unit_strides_odd(arr: Any) -> bool:

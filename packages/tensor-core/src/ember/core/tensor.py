@@ -27,11 +27,16 @@ DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE = 0, 1, 2
 class Tensor:
     """A multi-dimensional array with PyTorch's semantics."""
 
-    __slots__ = ("_data", "dtype", "device", "_vc", "_base", "_gv", "_cm", "_requires_grad", "grad",
-                 "_grad_fn", "_ag", "__weakref__", "__dict__")
+    __slots__ = ("_data", "dtype", "device", "_row_major", "_vc", "_base", "_gv", "_cm",
+                 "_requires_grad", "grad", "_grad_fn", "_ag", "__weakref__", "__dict__")
     _data: Any  # numpy.ndarray on the CPU, cupy.ndarray on CUDA
     dtype: _dt.dtype
     device: device
+    # True where ``_data`` is known to be a non-empty array with the strides numpy gives a new
+    # row-major array (size-1 dims' too): the kernel step then knows, without reading the
+    # array's flags, that an elementwise result of such operands is laid out as torch's (and
+    # is such an array too). False: not known; whoever sets ``_data`` keeps it true or clears it
+    _row_major: bool
     _vc: list[int] | None  # version counter, shared by all views of one storage
     # the tensor whose storage this view looks into: the first one up the chain that is no
     # view or is a view outside autograd (detach), which its own views take as their base
@@ -250,6 +255,7 @@ class Tensor:
     def data(self) -> Tensor:
         """The same storage without autograd history (and with its own version counter)."""
         out = make(self._data, self.dtype, self.device)
+        out._row_major = self._row_major
         out._base = self._base
         out._gv = -1
         out._cm = DEFAULT
@@ -260,6 +266,7 @@ class Tensor:
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
         self._data = value._data
+        self._row_major = value._row_major
         self.dtype = value.dtype
         self.device = value.device
 
@@ -396,6 +403,7 @@ def make(data: Any, dtype: _dt.dtype, dev: device = CPU) -> Tensor:
     t._data = data
     t.dtype = dtype
     t.device = dev
+    t._row_major = False
     t._vc = None
     t._base = None
     t._requires_grad = False
@@ -412,6 +420,7 @@ def make_view(base: Tensor, data: Any, dtype: _dt.dtype | None = None) -> Tensor
     t._data = data
     t.dtype = base.dtype if dtype is None else dtype
     t.device = base.device
+    t._row_major = False
     vc = base._vc
     if vc is None:
         vc = base._vc = [0]
