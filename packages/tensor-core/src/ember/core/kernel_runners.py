@@ -96,8 +96,11 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     no_operands = _plain_tail(kind if kind in ("none", "dynamic") else "no operands")
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
+    number_first = _NUMBER_FIRST.format(grad=_grad_check("b._requires_grad", 16, door)) \
+        if kind == "ufunc" else ""
     source = _RUNNER.format(
-        door_check=_DOOR_CHECK if door else "", device_check=device_check, call1=calls[1],
+        door_check=_DOOR_CHECK if door else "", device_check=device_check,
+        number_first=number_first, call1=calls[1],
         call2=calls[2],
         call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door),
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
@@ -117,7 +120,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
                  "_conform": conform, "_suspect": suspect, "_reorders": reorders,
                  "_lone_differs": lone_differs, "_pair_differs": pair_differs,
-                 "_unit_strides_odd": unit_strides_odd,
+                 "_unit_strides_odd": unit_strides_odd, "_row_major": row_major, "_make": make,
                  "_kind": kind, "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
@@ -129,7 +132,7 @@ _RUNNER = """
 def run(args, params):
 {door_check}{device_check}    a = args[0]
     if a.__class__ is not Tensor or a.device is not CPU:
-        return fallback(args, params)
+{number_first}        return fallback(args, params)
     x = a._data
     n = len(args)
     if n == 1:
@@ -163,6 +166,24 @@ def run(args, params):
     else:
         return fallback(args, params)
 {tail}"""
+# a ufunc's Python number and a plain CPU tensor (``1 - x``, torch's rsub): the result is
+# the tensor's alone, laid out as one operand's
+_NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and len(args) == 2:
+            b = args[1]
+            if b.__class__ is Tensor and b.device is CPU:
+{grad}                out = fn(a, b._data) if params is None else fn(a, b._data, **params)
+                if out.__class__ is _ndarray:
+                    if b._row_major:
+                        rm = True
+                    elif _suspect(_kind, args, out):
+                        out = _conform(op, args, params, out)
+                        rm = False
+                    else:
+                        rm = _row_major(out)
+                    t = _make(out, _FROM_NP[out.dtype])
+                    t._row_major = rm
+                    return t
+"""
 _DOOR_CHECK = """    if engaged.count:
         return _full(op, args, params)
 """

@@ -23,11 +23,7 @@ from .elementwise_factory import Refusals, binary_op
 from .operands import LIMITS, checked_scalar, overflow_error
 from .unary import neg, reciprocal
 
-_BF16 = _dt.bfloat16
-
-
-def _true_divide(x: Any, y: Any) -> Any:
-    return np.true_divide(x, y)
+_BF16, _BOOL = _dt.bfloat16, _dt.bool
 
 
 def _floor_divide(x: Any, y: Any) -> Any:
@@ -169,7 +165,7 @@ SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
                              scale=lambda s, o, a: _scaled(s, o, a, True))
 add.__doc__ = "torch.add: ``input + alpha * other``."
 MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
-DIV, true_divide, _div_ = binary_op("div", _true_divide, result="float", inplace=True)
+DIV, true_divide, _div_ = binary_op("div", np.true_divide, result="float", inplace=True)
 # torch differentiates div with a rounding mode (gradient zero) and records floor_divide
 # (whose backward raises): the same floor division is two primitives, as in torch
 DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, inplace=True,
@@ -235,7 +231,10 @@ arctan2 = atan2
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """torch.sub: ``input - alpha * other``."""
-    _check_bool_sub(input, other)
+    if not (input.__class__ is Tensor and input.dtype is not _BOOL and (
+            other.__class__ is Tensor and other.dtype is not _BOOL
+            or other.__class__ is float or other.__class__ is int)):
+        _check_bool_sub(input, other)
     return _sub(input, other, alpha=alpha, out=out)
 
 

@@ -257,6 +257,7 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                       (not to_float or d.category >= 2) and (scale is None or d.category < 3))
     with_numbers = frozenset() if scalars == "none" else frozenset(
         d for d in plain if d.category >= 2 and d is not _BF16)
+    numbers_first = with_numbers if scalars == "any" else frozenset()  # ``1 - x``
 
     def scaled(input: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
         """The operands promoted, ``other`` times alpha (which torch checks first) where
@@ -278,7 +279,9 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                     other.__class__ is Tensor and input.dtype is other.dtype
                     and input.dtype in plain and input.device is other.device) or (
                     (other.__class__ is float or other.__class__ is int)
-                    and input.dtype in with_numbers)):
+                    and input.dtype in with_numbers)) or other.__class__ is Tensor and (
+                    input.__class__ is float or input.__class__ is int) and (
+                    other.dtype in numbers_first):
                 x, y = input, other
             else:
                 x, y, _ = resolve(input, other)
@@ -293,11 +296,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
             if engaged.count and overriding():
                 return handle(fn, spec, (input, other),  # type: ignore[no-any-return]
                               {"alpha": alpha, "out": out})
-            if alpha.__class__ is int and alpha == 1 and input.__class__ is Tensor and ((
+            if alpha.__class__ is int and alpha == 1 and (input.__class__ is Tensor and ((
                     other.__class__ is Tensor and input.dtype is other.dtype
                     and input.dtype in plain and input.device is other.device) or (
                     (other.__class__ is float or other.__class__ is int)
-                    and input.dtype in with_numbers)):
+                    and input.dtype in with_numbers)) or other.__class__ is Tensor and (
+                    input.__class__ is float or input.__class__ is int)
+                    and other.dtype in numbers_first):
                 x, y = input, other
             else:
                 x, y = scaled(input, other, alpha)

@@ -78,14 +78,6 @@ def _sgn(x: Any) -> Any:
     return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
 
 
-def _neg(x: Any) -> Any:
-    if x.dtype == np.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
-                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
-    return np.negative(x)
-
-
 def _signbit(x: Any) -> Any:
     if x.dtype.kind in "iub":  # numpy's signbit takes floats only
         return x < 0
@@ -120,7 +112,10 @@ def _copy_if_int(f: Callable[..., Any]) -> Callable[..., Any]:
 
 _F = "float"
 
-NEG, neg, _neg_ = unary_op("neg", _neg, exact_out=SAME_OUT, inplace=True)
+NEG, neg, _neg_ = unary_op(
+    "neg", np.negative, allowed="ifc", exact_out=SAME_OUT, inplace=True, refusals={"b": (
+        RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you "
+        "are trying to invert a mask, use the `~` or `logical_not()` operator instead.")})
 ABS, abs, _abs_ = unary_op("abs", np.abs, "real", allowed="ifc", exact_out=SAME_OUT, inplace=True)
 SIGN, sign, _sign_ = unary_op(
     "sign", _sign, allowed="bif", exact_out=SAME_OUT, inplace=True, refusals=_refuse_complex(
