@@ -79,7 +79,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     param (factories, random ops, casts) when that device is the CPU and for no operands
     at all (a factory); anything else goes to ``fallback``,
     which does the same in general. ``door`` names the dispatcher's ``engaged``, ``_full``
-    (the steps when something is engaged) and ``_graded`` (an operand requires grad).
+    (the steps when something is engaged), ``_graded`` (an operand requires grad) and
+    ``grad_mode``.
 
     It is generated from ``_RUNNER`` for the op: the kernel is called with its keywords
     spelled out (a call unpacking a dict costs several times one with keywords), and only
@@ -96,16 +97,16 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     no_operands = _plain_tail(kind if kind in ("none", "dynamic") else "no operands")
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
-    number_first = _NUMBER_FIRST.format(grad=_grad_check("b._requires_grad", 16, door)) \
+    number_first = _NUMBER_FIRST.format(grad=_grad_check("b._requires_grad", 16, door, op)) \
         if kind == "ufunc" else ""
     source = _RUNNER.format(
         door_check=_DOOR_CHECK if door else "", device_check=device_check,
         number_first=number_first, call1=calls[1],
         call2=calls[2],
-        call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door),
-        grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door),
-        grad2n=_grad_check("a._requires_grad", 12, door),
-        grad3=_grad_check("grad or a._requires_grad", 8, door), tail=tail)
+        call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door, op),
+        grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door, op),
+        grad2n=_grad_check("a._requires_grad", 12, door, op),
+        grad3=_grad_check("grad or a._requires_grad", 8, door, op), tail=tail)
     if op.mutates:
         # NumPy refuses writes into a read-only array before writing anything: the write
         # step then decides as torch does (``copying.read_only_write``). A try costs nothing
@@ -195,13 +196,16 @@ _DEVICE_CHECK = """    if params["device"] is not CPU:
 {tail}"""
 
 
-def _grad_check(condition: str, indent: int, door: dict[str, Any] | None) -> str:
-    """The door's autograd test (``_graded`` when an operand requires grad), indented."""
-    if not door:
+def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op) -> str:
+    """The door's autograd test (``_graded`` when an operand requires grad), indented: none
+    for an op autograd does not record (``_graded`` would run its kernel step, as the door
+    goes on to), and for other ops than views only in grad mode (a view records without)."""
+    if not door or not op.differentiable:
         return ""
     pad = " " * indent
+    if not op.view:
+        condition = f"({condition}) and grad_mode.enabled"
     return f"{pad}if {condition}:\n{pad}    return _graded(op, args, params)\n"
-
 
 
 _MUTATING_TAIL = """    if out is not x:
