@@ -786,6 +786,8 @@ _LONE_OPERANDS = {
     "permuted, size-1 dim": lambda L: L.tensor([[[-2.0], [1.0]], [[-2.0], [2.5]]]).permute(1, 2, 0),
     "permuted size-1 strides": lambda L: L.tensor([[[0.5], [2.0]]]).permute(0, 2, 1),
     "transposed": lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).t(),
+    "a number expanded": lambda L: L.tensor(1.5).expand(3, 1, 4),
+    "a number expanded, no size-1 dim": lambda L: L.tensor(1.5).expand(64, 10),
 }
 
 
