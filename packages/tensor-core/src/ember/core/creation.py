@@ -35,6 +35,7 @@ from .factory_args import (
     _scalar_type,
     _sizes,
     allocate,
+    filled_buffer,
     finish,
     format_strides,
     meta_array,
@@ -214,7 +215,10 @@ def _empty(*, size: tuple[int, ...], dtype: _dt.dtype, device: device,
 
 def _full(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: device,
           strides: tuple[int, ...] | None = None) -> Any:
-    return allocate(device.xp or array_module(device), size, dtype.np, strides, fill_value)
+    xp = device.xp or array_module(device)
+    if strides is None:
+        return filled_buffer(xp, size, dtype.np, fill_value)
+    return allocate(xp, size, dtype.np, strides, fill_value)
 
 
 def _factory_meta(*, size: tuple[int, ...], dtype: _dt.dtype,
@@ -253,7 +257,14 @@ def _filled(size: tuple[int, ...], value: Any, dt: _dt.dtype, d: device,
 def _sized(op: str, size: tuple[Any, ...], kwargs: dict[str, Any], value: Any, dtype: Any,
            device: Any, requires_grad: bool, out: Tensor | None) -> Tensor:
     """``zeros`` and ``ones``: ``value`` in every element of a new row-major tensor."""
-    shape = _sizes(op, size, kwargs)
+    shape = size
+    if kwargs or not size:
+        shape = _sizes(op, size, kwargs)
+    else:
+        for n in size:  # the common call, ``zeros(4, 4)``, checked here
+            if n.__class__ is not int or n < 0:
+                shape = _sizes(op, size, kwargs)
+                break
     dt, d = target(dtype, device)
     t = FULL.door((), {"size": shape, "fill_value": value, "dtype": dt, "device": d})
     return t if out is None and not requires_grad else finish(t, requires_grad, out, op)

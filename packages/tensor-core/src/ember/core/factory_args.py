@@ -18,7 +18,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import meta
-from .device import CPU, array_module, canonical, check_dtype_supported, device, get_default_device
+from .device import CPU, array_module, canonical, check_dtype_supported, device
+from .device import _default as _device_default  # read inline: factories' hot path
 from .layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .ops.copying import write_out
 from .ops.operands import checked_scalar
@@ -82,9 +83,10 @@ def _sizes(op: str, size: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int,
 def target(dtype: Any, dev: Any, default: _dt.dtype | None = None) -> tuple[_dt.dtype, device]:
     """Resolve ``dtype=``/``device=``: (dtype, device), the default dtype (or ``default``)
     and the default device (``set_default_device``, ``with device(...)``) when not given."""
-    dt = _dt.to_dtype(dtype) if dtype is not None else (default or _dt.get_default_dtype())
+    dt = _dt.to_dtype(dtype) if dtype is not None else (default or _dt._default[0])
     if dev is None:
-        d = get_default_device()
+        stack = _device_default.stack
+        d = canonical(stack[-1]) if stack else _device_default.device
         if d is CPU:
             return dt, d
     else:
@@ -325,14 +327,16 @@ def allocate(xp: Any, size: tuple[int, ...], dtype: Any, strides: tuple[int, ...
     row-major), holding ``fill`` (None: uninitialized). A strided array views a buffer
     just long enough for its elements, as torch's ``empty_strided`` storage is."""
     if strides is None:
-        return _buffer(xp, size, dtype, fill)
+        return filled_buffer(xp, size, dtype, fill)
     extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, strides))
-    buffer = _buffer(xp, (extent,), dtype, fill)
+    buffer = filled_buffer(xp, (extent,), dtype, fill)
     item = buffer.itemsize
     return xp.lib.stride_tricks.as_strided(buffer, size, tuple(s * item for s in strides))
 
 
-def _buffer(xp: Any, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
+def filled_buffer(xp: Any, shape: tuple[int, ...], dtype: Any, fill: Any) -> Any:
+    """A new row-major array of ``shape`` and numpy ``dtype`` holding ``fill`` (None:
+    uninitialized)."""
     if fill is None:
         return xp.empty(shape, dtype)
     if fill.__class__ is int and fill == 0 or _zero_bits(fill):
