@@ -62,7 +62,7 @@ def anchor(t: Tensor, name: str = "AliasBackward0", view: bool = False) -> Tenso
     if view:
         out = make_view(t, t._data)
     else:
-        out = make(t._data, t.dtype, t.device)
+        out = make(t._data, t.dtype, t.device, t._row_major)
         out._vc = t._ensure_vc()
     node = synthetic_node(name, _IDENTITY, (t,))
     out._requires_grad = True
@@ -319,8 +319,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            "gradient at the same level 0 is not supported.")
     dual = anchor(tensor, "ViewBackward0", view=True)
-    target = make(dual._data, dual.dtype, dual.device)  # stays on the anchor node if dual is
-    target._vc = dual._vc                                # later written in place
+    # stays on the anchor node if dual is later written in place
+    target = make(dual._data, dual.dtype, dual.device, dual._row_major)
+    target._vc = dual._vc
     target._requires_grad = True
     target._grad_fn = dual._grad_fn
     lvl.tangents[dual._grad_fn] = tangent

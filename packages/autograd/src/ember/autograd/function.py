@@ -81,7 +81,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
 
 def _as_output(alias: Tensor, node: Node, nr: int) -> Tensor:
-    t = make(alias._data, alias.dtype, alias.device)
+    t = make(alias._data, alias.dtype, alias.device, alias._row_major)
     t._vc = alias._vc
     if alias.dtype.category >= 2:
         t._requires_grad = True
@@ -214,7 +214,7 @@ def _connect(ctx: Any, args: tuple[Any, ...], outputs: Any) -> Any:
                                    "in-place operation.")
         elif id(o) in inputs:
             # an input returned as is: the output is a new tensor over the same storage
-            alias = make(o._data, o.dtype, o.device)
+            alias = make(o._data, o.dtype, o.device, o._row_major)
             alias._vc = o._ensure_vc()
             alias._base = o if o._base is None or o._gv < 0 else o._base
             alias._gv = alias._vc[0]
@@ -250,7 +250,7 @@ def _save(ctx: Any, outputs: list[Any]) -> tuple[Any, ...]:
             saved.append((_PACKED, None, nr))
             continue
         if nr is not None:
-            alias = make(t._data, t.dtype, t.device)
+            alias = make(t._data, t.dtype, t.device, t._row_major)
             alias._vc = t._ensure_vc()
             t = alias
         saved.append((t, t._version, nr))
@@ -292,7 +292,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
         result = []
         for o in (outputs,) if single else outputs:
             if isinstance(o, Tensor) and o.dtype.category >= 2:
-                o = make(o._data, o.dtype, o.device)
+                o = make(o._data, o.dtype, o.device, o._row_major)
                 o._requires_grad = True
                 o._grad_fn = node
             result.append(o)

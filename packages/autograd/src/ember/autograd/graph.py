@@ -264,7 +264,7 @@ class Node:
             raise modified_error(alias, version, self)
         if alias.dtype.category < 2:
             return alias  # type: ignore[no-any-return]
-        out = make(alias._data, alias.dtype, alias.device)
+        out = make(alias._data, alias.dtype, alias.device, alias._row_major)
         out._vc = alias._vc
         out._requires_grad = True
         out._grad_fn = self

@@ -110,7 +110,7 @@ def edges(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tupl
 
 def _alias(t: Tensor) -> Tensor:
     """The same storage and version counter, without ``t``'s grad_fn (no node->out cycle)."""
-    a = make(t._data, t.dtype, t.device)
+    a = make(t._data, t.dtype, t.device, t._row_major)
     a._vc = t._ensure_vc()
     return a
 

@@ -85,9 +85,7 @@ def _lifted(data: Any, dt: _dt.dtype | None, dev: device) -> Tensor:
     kind = _dt.from_numpy_dtype(arr.dtype)
     if kind.np != arr.dtype:  # a numpy dtype Ember has no tensors of (uint16, big-endian...)
         arr, aliased = arr.astype(kind.np), False
-    t = make(arr, kind, CPU)
-    t._row_major = row_major(arr)
-    return _convert(t, dt, dev, True if aliased else None)
+    return _convert(make(arr, kind, CPU, row_major(arr)), dt, dev, True if aliased else None)
 
 
 def _placed(dev: Any, data_device: device) -> Any:
@@ -166,9 +164,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         warnings.warn("The given NumPy array is not writable; writing to the tensor made from "
                       "it will fail. Copy the array or make it writable first.", UserWarning,
                       stacklevel=2)
-    t = make(ndarray, dt, CPU)
-    t._row_major = row_major(ndarray)
-    return t
+    return make(ndarray, dt, CPU, row_major(ndarray))
 
 
 class _Capsule:
@@ -187,7 +183,7 @@ class _Capsule:
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """Zero-copy import of any object with ``__dlpack__`` (CPU into numpy, CUDA into cupy)."""
     if isinstance(ext_tensor, Tensor):
-        return make(ext_tensor._data, ext_tensor.dtype, ext_tensor.device)
+        return make(ext_tensor._data, ext_tensor.dtype, ext_tensor.device, ext_tensor._row_major)
     if type(ext_tensor).__name__ == "PyCapsule":
         ext_tensor = _Capsule(ext_tensor)
     if not hasattr(ext_tensor, "__dlpack__"):

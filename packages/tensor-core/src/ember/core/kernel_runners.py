@@ -181,9 +181,7 @@ _NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and l
                         rm = False
                     else:
                         rm = _row_major(out)
-                    t = _make(out, _FROM_NP[out.dtype])
-                    t._row_major = rm
-                    return t
+                    return _make(out, _FROM_NP[out.dtype], CPU, rm)
 """
 _DOOR_CHECK = """    if engaged.count:
         return _full(op, args, params)
@@ -393,6 +391,4 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
         return make(out, dt, dev)
     if many and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)
-    t = make(out, dt, dev)
-    t._row_major = row_major(out)
-    return t
+    return make(out, dt, dev, row_major(out))

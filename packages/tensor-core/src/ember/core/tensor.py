@@ -254,8 +254,7 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         """The same storage without autograd history (and with its own version counter)."""
-        out = make(self._data, self.dtype, self.device)
-        out._row_major = self._row_major
+        out = make(self._data, self.dtype, self.device, self._row_major)
         out._base = self._base
         out._gv = -1
         out._cm = DEFAULT
@@ -397,13 +396,14 @@ class Size(tuple):  # type: ignore[type-arg]
 _new = object.__new__
 
 
-def make(data: Any, dtype: _dt.dtype, dev: device = CPU) -> Tensor:
-    """Wrap a backend array whose numpy dtype is ``dtype.np``; the hot path of every op."""
+def make(data: Any, dtype: _dt.dtype, dev: device = CPU, row_major: bool = False) -> Tensor:
+    """Wrap a backend array whose numpy dtype is ``dtype.np``; the hot path of every op.
+    ``row_major``: what is known of the array (``Tensor._row_major``), an alias's bit."""
     t = _new(Tensor)
     t._data = data
     t.dtype = dtype
     t.device = dev
-    t._row_major = False
+    t._row_major = row_major
     t._vc = None
     t._base = None
     t._requires_grad = False
