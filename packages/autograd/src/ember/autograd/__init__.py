@@ -29,6 +29,7 @@ from .grad_mode import (
                            set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .recording import record as _record
 from .recording import step as _autograd_step
 from .tensor_methods import install as _install_methods
 
@@ -42,5 +43,6 @@ __all__ = [
 ]
 
 _install_step("autograd", _autograd_step)
+_install_step("record", _record)
 _install_step("forward_ad", _forward_ad_step)
 _install_methods()

@@ -235,12 +235,17 @@ class _Steps:
     """The steps higher layers install: ``fn(op, args, params, below)``, where ``below``
     runs the rest of the dispatch and returns the op's outputs."""
 
-    __slots__ = ("autocast", "forward_ad", "autograd")
+    __slots__ = ("autocast", "forward_ad", "autograd", "record")
 
     def __init__(self) -> None:
         self.autocast: Callable[..., Any] | None = None
         self.forward_ad: Callable[..., Any] | None = None
         self.autograd: Callable[..., Any] | None = None
+        # ``record(op, args, params, out)``: the autograd step's record of an op that is no
+        # view and writes nothing, after its kernel gave ``out`` (for such an op the step is
+        # the kernel, then the record: the door makes both calls itself); installing the
+        # autograd step removes it
+        self.record: Callable[..., Any] | None = None
 
 
 steps = _Steps()
@@ -248,13 +253,15 @@ _autograd: Callable[..., Any] | None = None
 
 
 def install_step(name: str, fn: Callable[..., Any] | None) -> None:
-    """Install (or with None remove) the ``autocast``, ``forward_ad`` or ``autograd`` step."""
+    """Install (or with None remove) the ``autocast``, ``forward_ad`` or ``autograd`` step, or
+    the autograd step's ``record`` (see ``_Steps``)."""
     global _autograd
     if name not in _Steps.__slots__:
         raise ValueError(f"unknown dispatch step {name!r}")
     setattr(steps, name, fn)
     if name == "autograd":
         _autograd = fn
+        steps.record = None
 
 
 def engage() -> None:
@@ -343,6 +350,17 @@ def _graded(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any
     return op.run(args, params)
 
 
+def _recorded(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
+    """What ``_graded`` does for a differentiable op that is no view and writes nothing, in
+    grad mode: the kernel, then autograd's record of its run."""
+    record = steps.record
+    if record is None:
+        return _graded(op, args, params)
+    out = op.run(args, params)
+    record(op, args, params, out)
+    return out
+
+
 def _general_door(op: Op) -> Callable[..., Any]:
     def door(args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
         if engaged.count:
@@ -355,4 +373,5 @@ def _general_door(op: Op) -> Callable[..., Any]:
 
 
 # what the generated doors call (see kernel_runners.cpu_runner)
-_DOOR_NAMES = {"engaged": engaged, "_full": _full, "_graded": _graded, "grad_mode": grad_mode}
+_DOOR_NAMES = {"engaged": engaged, "_full": _full, "_graded": _graded, "_recorded": _recorded,
+               "grad_mode": grad_mode}

@@ -79,8 +79,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     param (factories, random ops, casts) when that device is the CPU and for no operands
     at all (a factory); anything else goes to ``fallback``,
     which does the same in general. ``door`` names the dispatcher's ``engaged``, ``_full``
-    (the steps when something is engaged), ``_graded`` (an operand requires grad) and
-    ``grad_mode``.
+    (the steps when something is engaged), ``_graded`` and ``_recorded`` (an operand requires
+    grad) and ``grad_mode``.
 
     It is generated from ``_RUNNER`` for the op: the kernel is called with its keywords
     spelled out (a call unpacking a dict costs several times one with keywords), and only
@@ -201,9 +201,12 @@ def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op
     if not door or not op.differentiable:
         return ""
     pad = " " * indent
+    step = "_graded"
     if not op.view:
         condition = f"({condition}) and grad_mode.enabled"
-    return f"{pad}if {condition}:\n{pad}    return _graded(op, args, params)\n"
+        if not op.mutates:
+            step = "_recorded"
+    return f"{pad}if {condition}:\n{pad}    return {step}(op, args, params)\n"
 
 
 _MUTATING_TAIL = """    if out is not x:
