@@ -191,18 +191,18 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
     n = len(args)
     x = args[0]
     if n <= 2 and x.__class__ is Tensor:
-        meta = _meta(x)
+        meta, edge = _link(x)
         vc = x._vc
         version = 0 if vc is None else vc[0]
-        edge = _edge(x)
         y = args[1] if n == 2 else _NONE
         if y is _NONE:
             nxt: tuple[Any, ...] = (edge,)
             node.metas = (meta,)
             node.versions = (version,)
         elif y.__class__ is Tensor:
-            nxt = (edge, _edge(y))
-            node.metas = (meta, _meta(y))
+            meta_y, edge_y = _link(y)
+            nxt = (edge, edge_y)
+            node.metas = (meta, meta_y)
             vc = y._vc
             node.versions = (version, 0 if vc is None else vc[0])
         else:  # a number: kept, as numbers cost nothing to keep
@@ -238,6 +238,21 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
     if f.variants:
         node.__class__ = node_class(f.name(node))  # type: ignore[misc,operator]
     return node
+
+
+def _link(x: Tensor) -> tuple[tuple[Any, Any, Any], Any]:
+    """``_meta(x)`` and ``_edge(x)``, in one call for a tensor that is no view and no
+    promotion cast (a training step's operands)."""
+    fn = x._grad_fn
+    if x._base is not None or fn is not None and fn.op is _TO_COPY:
+        return _meta(x), _edge(x)
+    meta = (x._data.shape, x.dtype, x.device)
+    if not x._requires_grad:
+        return meta, None
+    if fn is None:
+        return meta, (x, 0)
+    m = x._ag
+    return meta, (fn, 0 if m is None else m.output_nr)
 
 
 def _edge(x: Tensor) -> Any:
