@@ -163,7 +163,9 @@ class GraphTask:
                 continue
             g = grads_in[i]
             if g is not None:
-                g = _fit(g, metas[i], node.formula.passes_complex)
+                m = metas[i]
+                if g._data.shape != m[0] or g.dtype is not m[1] or g.device is not m[2]:
+                    g = _fit(g, m, node.formula.passes_complex)
             self.send(edge[0], edge[1], g)
         if not self.keep_graph:
             node.release()
