@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ember.core.dispatch import grad_mode
 from ember.core.tensor import Tensor, make
 
 __all__ = ["Node", "AccumulateGrad", "RemovableHandle", "saved_tensors_hooks",
@@ -262,7 +263,8 @@ class Node:
             return self._unpack(-1 - i)
         if version is not None and alias._version != version:
             raise modified_error(alias, version, self)
-        if alias.dtype.category < 2:
+        if alias.dtype.category < 2 or not grad_mode.enabled:
+            # no backward of the backward to link it into (create_graph=False)
             return alias  # type: ignore[no-any-return]
         out = make(alias._data, alias.dtype, alias.device, alias._row_major)
         out._vc = alias._vc
