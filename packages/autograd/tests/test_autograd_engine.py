@@ -529,13 +529,25 @@ _NOT_REAL_PARTS = {
     "logaddexp": lambda L, x, z: L.logaddexp(z, x),
     "lerp by a real weight": lambda L, x, z: z.lerp(z * 2, x[0]),
     "sum to complex": lambda L, x, z: x.sum(dtype=L.complex64) * z,
+    "fill_ with a 0-d tensor": lambda L, x, z: z.clone().fill_(x[0]),
 }
 
 
 @pytest.mark.parametrize("case", list(_NOT_REAL_PARTS))
 def test_formulas_that_take_no_real_part_refuse_a_complex_gradient_into_a_real_input(case):
+    """(``copy_`` of a real tensor takes the real part instead, as torch's does: below.)"""
     for L in (E, torch):
         x = L.tensor([1.0, 2.0], requires_grad=True)
         out = _NOT_REAL_PARTS[case](L, x, L.tensor([1 + 1j, 2j]))
         with pytest.raises(RuntimeError, match="input_is_complex == grad_is_complex"):
             out.abs().sum().backward()
+
+
+def test_copy_of_a_real_tensor_into_a_complex_one_takes_its_gradients_real_part():
+    grads = []
+    for L in (E, torch):
+        x = L.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        z = L.zeros(3, dtype=L.complex64).copy_(x)
+        (z * L.tensor([1 + 2j, 3 - 1j, 2j])).abs().sum().backward()
+        grads.append(np.asarray(x.grad))
+    np.testing.assert_allclose(*grads, rtol=1e-6)

@@ -40,7 +40,7 @@ from .formula import (
 )
 
 __all__ = ["Formula", "FORMULAS", "INPLACE_FORMULAS", "missing_formula", "OVERWRITE", "COPY",
-           "COPY_SLICES", "VIEW_OF_BASE"]
+           "FILL", "COPY_SLICES", "VIEW_OF_BASE"]
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -200,5 +200,8 @@ INPLACE_FORMULAS: dict[str, Formula] = {
 }
 OVERWRITE = Formula(lambda n, g: (ew.zeros(g),) * len(n.next))
 COPY = Formula(lambda n, g: (ew.zeros(g) if ew.needs(n, 0) else None, g))
+# fill_ with a 0-d tensor: copy_'s formula, but a complex gradient into a real value is
+# refused (torch's FillBackward3 sums it; its engine refuses it, where copy_ takes its real part)
+FILL = Formula(COPY.vjp, passes_complex=True)
 COPY_SLICES = Formula(vw.copy_slices)
 VIEW_OF_BASE = Formula(vw.view_of_base)

@@ -544,9 +544,10 @@ def synthetic_node(name: str, formula: Any, inputs: tuple[Tensor, ...], params: 
 def _copy_node(self: Tensor, src: Tensor, fill: bool) -> Node:
     """``self.copy_(src)``'s node (``self.fill_(src)``'s, for a 0-d src): the gradient goes
     to ``src`` (summed to its shape), and self's old history gets zeros."""
-    from .formulas import COPY
+    from .formulas import COPY, FILL
 
-    node = synthetic_node("FillBackward3" if fill else "CopyBackwards", COPY, (self, src))
+    node = synthetic_node("FillBackward3" if fill else "CopyBackwards", FILL if fill else COPY,
+                          (self, src))
     node.args = (None, None)  # the formula reads no values
     return node
 
