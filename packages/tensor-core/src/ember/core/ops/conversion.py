@@ -51,7 +51,7 @@ def _with_strides_of(x: Any, out: Any) -> Any:
 
 
 def _to_copy(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
-    data = move_array(x, device)
+    data = x if device is CPU and x.__class__ is np.ndarray else move_array(x, device)
     if data.dtype != dtype.np:
         # torch casts out-of-range values silently: numpy's warnings about them are
         # filtered for Ember's modules (see ember.core), which costs nothing per call
@@ -124,12 +124,16 @@ def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, 
 
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """Tensor.to(device=None, dtype=None, non_blocking=False, copy=False)."""
-    dev, dtype, copy = _parse_to(args, kwargs)
-    dst = self.device if dev is None else canonical(device(dev))
-    dt = self.dtype if dtype is None else _dt.to_dtype(dtype)
-    if dst == self.device and dt is self.dtype and not copy:
+    if not kwargs and len(args) == 1 and args[0].__class__ is _dt.dtype:  # the common x.to(dt)
+        dt, dst, copy = args[0], self.device, False
+    else:
+        dev, dtype, copy = _parse_to(args, kwargs)
+        dst = self.device if dev is None else canonical(device(dev))
+        dt = self.dtype if dtype is None else _dt.to_dtype(dtype)
+    # devices are interned: one object per device
+    if dst is self.device and dt is self.dtype and not copy:
         return self
-    if dst != self.device and dst.type == "cuda":
+    if dst is not self.device and dst.type == "cuda":
         array_module(dst)  # raises clearly when CUDA is missing
     check_dtype_supported(dt, dst)
     return TO_COPY.door((self,), {"dtype": dt, "device": dst})  # type: ignore[no-any-return]
