@@ -349,7 +349,16 @@ def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
     dims; -1 keeps a size. Writes into the result are an error, as in torch."""
     if not sizes and size is None:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
-    target = int_tuple(sizes if size is None else (size,), "expand")
+    if size is None:  # x.expand(4, 4) or x.expand(shape): ints checked here
+        first = sizes[0]
+        target = first if len(sizes) == 1 and (
+            first.__class__ is tuple or first.__class__ is Size) else sizes
+        for n in target:
+            if n.__class__ is not int:
+                target = int_tuple(sizes, "expand")
+                break
+    else:
+        target = int_tuple((size,), "expand")
     shape = self._data.shape
     n, m = len(shape), len(target)
     if m < n:
