@@ -229,9 +229,12 @@ class Node:
         if out is None or out.__class__ is _Packed:
             return
         if self.n_out == 1:
-            out, versions = (out,), (self.out_version,)
-        else:
-            versions = self.out_version
+            v = self.out_version
+            vc = out._vc
+            if v is not None and (0 if vc is None else vc[0]) != v:
+                raise modified_error(out, v, self)
+            return
+        versions = self.out_version
         for alias, v in zip(out, versions):
             if alias is not None and alias.__class__ is not _Packed and v is not None \
                     and alias._version != v:
@@ -261,7 +264,8 @@ class Node:
                                "declare it saves")
         if alias.__class__ is _Packed:
             return self._unpack(-1 - i)
-        if version is not None and alias._version != version:
+        vc = alias._vc
+        if version is not None and (0 if vc is None else vc[0]) != version:
             raise modified_error(alias, version, self)
         if alias.dtype.category < 2 or not grad_mode.enabled:
             # no backward of the backward to link it into (create_graph=False)
