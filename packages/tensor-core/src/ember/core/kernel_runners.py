@@ -106,7 +106,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
         call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door, op),
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door, op),
         grad2n=_grad_check("a._requires_grad", 12, door, op),
-        grad3=_grad_check("grad or a._requires_grad", 8, door, op), tail=tail)
+        grad3=_grad_check("grad or a._requires_grad", 8, door, op), tail=tail,
+        **(_KNOWN_ROW_MAJOR if kind == "ufunc" else _NOTHING_KNOWN))
     if op.mutates:
         # NumPy refuses writes into a read-only array before writing anything: the write
         # step then decides as torch does (``copying.read_only_write``). A try costs nothing
@@ -137,16 +138,16 @@ def run(args, params):
     x = a._data
     n = len(args)
     if n == 1:
-{grad1}        out = fn(x) if params is None else {call1}
+{grad1}{known1}        out = fn(x) if params is None else {call1}
     elif n == 2:
         b = args[1]
         if b.__class__ is Tensor:
 {grad2}            y = b._data
-        elif isinstance(b, Tensor):  # a subclass
+{known2}        elif isinstance(b, Tensor):  # a subclass
             return fallback(args, params)
         else:
 {grad2n}            y = b
-        out = fn(x, y) if params is None else {call2}
+{known2n}        out = fn(x, y) if params is None else {call2}
     elif n == 3:
         b, c = args[1], args[2]
         if b.__class__ is Tensor:
@@ -163,10 +164,19 @@ def run(args, params):
             return fallback(args, params)
         else:
             z = c
-{grad3}        out = fn(x, y, z) if params is None else {call3}
+{grad3}{known3}        out = fn(x, y, z) if params is None else {call3}
     else:
         return fallback(args, params)
 {tail}"""
+# ``rm`` of a ufunc's result, known from its operands' bits (``Tensor._row_major``): a ufunc
+# of row-major arrays and numbers gives a new row-major array, as TensorIterator lays it out
+_KNOWN_ROW_MAJOR = {
+    "known1": "        rm = a._row_major\n",
+    "known2": "            rm = a._row_major and b._row_major\n",
+    "known2n": "            rm = a._row_major and y.__class__ is not _ndarray\n",
+    "known3": "        rm = False\n",
+}
+_NOTHING_KNOWN = dict.fromkeys(_KNOWN_ROW_MAJOR, "")
 # a ufunc's Python number and a plain CPU tensor (``1 - x``, torch's rsub): the result is
 # the tensor's alone, laid out as one operand's
 _NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and len(args) == 2:
@@ -273,9 +283,8 @@ _LAYOUT_CHECKS = {
         out = _conform(op, args, params, out)
 """,
     "always": "    out = _conform(op, args, params, out)\n",
-    "ufunc": """    if a._row_major and n < 3 and (
-            n == 1 or y.__class__ is not _ndarray or y is not b and b._row_major):
-        rm = True
+    "ufunc": """    if rm:
+        pass
     elif not out.size or (n == 1 or y.__class__ is not _ndarray) and (
             x.base is not None or 1 in x.shape) and x.ndim > 1 and _lone_differs(x) or (
             n == 2 and y.__class__ is _ndarray and (
