@@ -374,4 +374,4 @@ def _general_door(op: Op) -> Callable[..., Any]:
 
 # what the generated doors call (see kernel_runners.cpu_runner)
 _DOOR_NAMES = {"engaged": engaged, "_full": _full, "_graded": _graded, "_recorded": _recorded,
-               "grad_mode": grad_mode}
+               "grad_mode": grad_mode, "_steps": steps}

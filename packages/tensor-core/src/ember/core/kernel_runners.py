@@ -88,19 +88,22 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     fn = op.table["cpu"]
     calls = [_keyword_call(fn, n) for n in (0, 1, 2, 3)]
     kind = op.layout
+    records = _records(op, door)
     if op.mutates:
         tail = _MUTATING_TAIL
     elif op.view:
         tail = _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
     else:
-        tail = _plain_tail(kind)
-    no_operands = _plain_tail(kind if kind in ("none", "dynamic") else "no operands")
+        tail = _plain_tail(kind, records)
+    no_operands = _plain_tail(kind if kind in ("none", "dynamic") else "no operands", records)
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
-    number_first = _NUMBER_FIRST.format(grad=_grad_check("b._requires_grad", 16, door, op)) \
+    number_first = _NUMBER_FIRST.format(
+        grad=_grad_check("b._requires_grad", 16, door, op, goes_on=False)) \
         if kind == "ufunc" else ""
     source = _RUNNER.format(
-        door_check=_DOOR_CHECK if door else "", device_check=device_check,
+        door_check=(_DOOR_CHECK + "    rec = False\n" if records else _DOOR_CHECK) if door else "",
+        device_check=device_check,
         number_first=number_first, call1=calls[1],
         call2=calls[2],
         call3=calls[3], grad1=_grad_check("a._requires_grad", 8, door, op),
@@ -204,19 +207,29 @@ _DEVICE_CHECK = """    if params["device"] is not CPU:
 {tail}"""
 
 
-def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op) -> str:
+def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op,
+                goes_on: bool = True) -> str:
     """The door's autograd test (``_graded`` when an operand requires grad), indented: none
     for an op autograd does not record (``_graded`` would run its kernel step, as the door
-    goes on to), and for other ops than views only in grad mode (a view records without)."""
+    goes on to), and for other ops than views only in grad mode (a view records without).
+    An op that ``_records`` (``goes_on``) goes on to its kernel and is recorded after it
+    (``rec``), else it takes ``_recorded``, which runs the kernel step again."""
     if not door or not op.differentiable:
         return ""
     pad = " " * indent
-    step = "_graded"
-    if not op.view:
-        condition = f"({condition}) and grad_mode.enabled"
-        if not op.mutates:
-            step = "_recorded"
-    return f"{pad}if {condition}:\n{pad}    return {step}(op, args, params)\n"
+    if op.view or op.mutates:
+        return f"{pad}if {condition}:\n{pad}    return _graded(op, args, params)\n"
+    head = f"{pad}if ({condition}) and grad_mode.enabled:\n"
+    if not goes_on:
+        return f"{head}{pad}    return _recorded(op, args, params)\n"
+    return (f"{head}{pad}    if _steps.record is None:\n{pad}        return _graded(op, args, "
+            f"params)\n{pad}    rec = True\n")
+
+
+def _records(op: Op, door: dict[str, Any] | None) -> bool:
+    """Whether the door records ``op`` after its kernel itself (``dispatch._recorded``):
+    a differentiable op that is no view and writes nothing."""
+    return bool(door) and op.differentiable and not op.view and not op.mutates
 
 
 _MUTATING_TAIL = """    if out is not x:
@@ -231,7 +244,7 @@ _MUTATING_TAIL = """    if out is not x:
 """
 _NEW_TENSOR = """    if out.__class__ is not _ndarray:
         if out.__class__ is tuple or not isinstance(out, _generic):
-            return _finish(op, args, params, out, CPU)
+            {finished}
         out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
 {layout}    t = _new(Tensor)
     t._data = out
@@ -243,7 +256,17 @@ _NEW_TENSOR = """    if out.__class__ is not _ndarray:
     t._grad_fn = None
     t._ag = None
 """
-_VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False") + """    vc = a._vc
+_FINISHED = "return _finish(op, args, params, out, CPU)"
+_FINISHED_RECORDED = """res = _finish(op, args, params, out, CPU)
+            if rec:
+                _steps.record(op, args, params, res)
+            return res"""
+_RETURNED_RECORDED = """    if rec:
+        _steps.record(op, args, params, t)
+    return t
+"""
+_VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False", finished=_FINISHED) + \
+    """    vc = a._vc
     if vc is None:
         vc = a._vc = [0]
     t._vc = vc
@@ -255,8 +278,7 @@ _VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False") + """    vc = a._v
 """
 _PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
     t._base = None
-    return t
-"""
+{returned}"""
 
 
 # a result that must be row-major whatever the operands: only numpy's own departures
@@ -318,10 +340,13 @@ _LAYOUT_CHECKS = {
 _SETS_ROW_MAJOR = ("no operands", "row-major", "ufunc", "general")
 
 
-def _plain_tail(kind: str) -> str:
-    """The tail of a new result checked as ``kind``, its row-major bit set from the check."""
-    return _PLAIN_TAIL.format(layout=_LAYOUT_CHECKS[kind],
-                              row_major="rm" if kind in _SETS_ROW_MAJOR else "False")
+def _plain_tail(kind: str, records: bool) -> str:
+    """The tail of a new result checked as ``kind``, its row-major bit set from the check;
+    recorded after it by autograd where ``rec`` (see ``_grad_check``)."""
+    return _PLAIN_TAIL.format(
+        layout=_LAYOUT_CHECKS[kind], row_major="rm" if kind in _SETS_ROW_MAJOR else "False",
+        finished=_FINISHED_RECORDED if records else _FINISHED,
+        returned=_RETURNED_RECORDED if records else "    return t\n")
 
 
 def _read_only_write(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None,
