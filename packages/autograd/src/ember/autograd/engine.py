@@ -160,7 +160,7 @@ class GraphTask:
         metas = node.metas
         for i, edge in enumerate(node.next):
             if edge is None:
-                continue
+                continue  # (a formula gives no gradient for the operands past its last edge)
             g = grads_in[i]
             if g is not None:
                 m = metas[i]
