@@ -79,6 +79,8 @@ def _normal(rng: np.random.Generator, mean: Any, std: Any, *, size: tuple[int, .
     z: Any = rng.standard_normal(size, dtype=work)
     if not (isinstance(mean, float) and mean == 0.0 and isinstance(std, float) and std == 1.0):
         z = z * np.asarray(std, work) + np.asarray(mean, work)
+    if dtype is _dt.float32 or dtype is _dt.float64:
+        return z
     return z.astype(dtype.np, copy=False)  # type: ignore[no-any-return]
 
 
@@ -205,6 +207,8 @@ def _forward(draw: Callable[..., np.ndarray]) -> Callable[..., Any]:
                 operands = tuple([_host(o) for o in operands])
                 break
         values = draw(stream, *operands, **params)
+        if device is CPU and strides is None and values.size and values.flags.c_contiguous:
+            return values, advanced(stream, state)
         xp = array_module(device)
         if strides is None and values.size and values.flags.c_contiguous:
             placed = xp.asarray(values)
