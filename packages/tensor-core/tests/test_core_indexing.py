@@ -871,6 +871,22 @@ def test_advanced_index_results_follow_torchs_layout(key):
     assert run(ember).stride() == run(torch).stride()
 
 
+@pytest.mark.parametrize("shape, permutation, dim, n", [
+    ((1, 2, 3), (1, 2, 0), 1, 3), ((1, 1, 1, 2), (0, 3, 1, 2), 2, 2),
+    ((1, 2, 1, 2), (1, 2, 3, 0), 2, 2), ((1, 1, 3, 3), (0, 2, 3, 1), 2, 3),
+])
+def test_an_index_of_a_view_with_odd_size_1_strides_follows_them(shape, permutation, dim, n):
+    """A permuted source whose size-1 dims stride otherwise than a row-major array's (numpy
+    calls it contiguous all the same): torch's index result follows those strides."""
+    def run(L):
+        x = L.arange(float(np.prod(shape)), dtype=L.float64).reshape(shape).permute(*permutation)
+        return x[(slice(None),) * dim + (L.zeros(n, dtype=L.int64),)]
+
+    ours, theirs = run(ember), run(torch)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours.stride() == theirs.stride() and ours.is_contiguous() == theirs.is_contiguous()
+
+
 @pytest.mark.parametrize("accumulate", [False, True])
 def test_index_put_into_an_empty_dim_refuses_before_the_dtype(accumulate):
     """torch's AdvancedIndex refuses a non-empty index into a dim of size 0 first."""

@@ -322,9 +322,9 @@ _LAYOUT_CHECKS = {
 """,
     "no operands": _ROW_MAJOR_CHECK,
     "row-major": _ROW_MAJOR_CHECK,
-    "general": """    if not out.size or not out.flags.c_contiguous or (
-            not a._row_major and not x.flags.c_contiguous) or 1 in out.shape and (
-            _unit_strides_odd(out)) or (
+    "general": """    if not out.size or not out.flags.c_contiguous or not a._row_major and (
+            not x.flags.c_contiguous or 1 in x.shape and _unit_strides_odd(x)) or (
+            1 in out.shape and _unit_strides_odd(out)) or (
             n == 2 and y.__class__ is _ndarray and not (a._row_major and y is not b
             and b._row_major) and (not y.flags.c_contiguous or (
             x.base is not None or y.base is not None) and out.ndim > 2

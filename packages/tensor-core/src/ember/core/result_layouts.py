@@ -103,8 +103,9 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
-                if not d.flags.c_contiguous:
-                    return True
+                if not a._row_major and (not d.flags.c_contiguous or (
+                        1 in d.shape and unit_strides_odd(d))):
+                    return True  # (an index of a permuted view follows its size-1 strides)
                 if d.base is not None:
                     viewed = True
             elif a.__class__ in (tuple, list):  # a sequence of operands (cat, stack...)
