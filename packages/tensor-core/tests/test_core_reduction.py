@@ -437,3 +437,16 @@ def test_low_precision_nanmean_rounds_its_sum_before_dividing():
             [[3.0, 0.5, -2.4364], [2.5, -1.5, 2.5], [-0.6852, -2.5, 1.0]]]
     ours, theirs = (L.nanmean(L.tensor(data).to(L.bfloat16), 2).float() for L in (ember, torch))
     np.testing.assert_array_equal(np.asarray(ours), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "complex64", "float64"])
+def test_cumsum_of_negative_zeros_starts_from_positive_zero(dtype) -> None:
+    """torch's running sum starts from +0, so a leading run of -0.0 sums to +0.0 (which
+    ``1 / x`` and a backward through ``log`` tell apart)."""
+    arr = np.array([[-0.0, -0.0, 2.0, -2.0], [1.0, -1.0, -0.0, 0.0]], dtype=dtype)
+    if dtype == "complex64":
+        arr = arr + np.complex64(complex(-0.0, -0.0))
+    for dim in (0, 1):
+        ours, theirs = ember.cumsum(ember.tensor(arr), dim), torch.cumsum(torch.tensor(arr), dim)
+        check(ours, theirs)
+        check_signs(ours, theirs)

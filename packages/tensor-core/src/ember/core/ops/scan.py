@@ -60,7 +60,12 @@ def _along(x: Any, accumulate: Callable[..., Any], dim: int, **kw: Any) -> Any:
 
 def _cumsum_forward(x: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
     x, target, acc = target_dtypes(x, dtype, True)
-    return _along(x, np.add.accumulate, dim, dtype=acc).astype(target, copy=False)
+    sums = _along(x, np.add.accumulate, dim, dtype=acc)
+    if sums.dtype.kind in "fc":
+        # torch's running sum starts from +0: a leading run of -0.0 sums to +0.0 there,
+        # where numpy starts from the first element (0.0 added turns only -0.0 into +0.0)
+        sums += 0
+    return sums.astype(target, copy=False)
 
 
 def _cumprod_forward(x: Any, dim: int, dtype: _dt.dtype | None = None) -> Any:
