@@ -551,3 +551,23 @@ def test_copy_of_a_real_tensor_into_a_complex_one_takes_its_gradients_real_part(
         (z * L.tensor([1 + 2j, 3 - 1j, 2j])).abs().sum().backward()
         grads.append(np.asarray(x.grad))
     np.testing.assert_allclose(*grads, rtol=1e-6)
+
+
+@pytest.mark.parametrize("exponent_dtype", ["float32", "float64"])
+def test_float_power_converts_its_operands_with_copies_of_their_own(exponent_dtype):
+    """torch's float_power is pow of ``.to(float64)`` conversions: a float32 operand's is a
+    copy (written in place after, the operand leaves the backward alone, and the graph holds a
+    ToCopyBackward0), a float64 one is the operand itself (a write into it refuses)."""
+    outcomes = []
+    for L in (E, torch):
+        x = L.tensor([-1.0, 2.0], requires_grad=True)
+        e = L.tensor([1.0, 3.0], dtype=getattr(L, exponent_dtype))
+        y = L.float_power(x, e)
+        names = [type(f).__name__ for f, _ in y.grad_fn.next_functions if f is not None]
+        e.abs_()
+        try:
+            y.sum().backward()
+            outcomes.append((names, np.asarray(x.grad).tolist()))
+        except RuntimeError as error:
+            outcomes.append((names, "modified by an inplace operation" in str(error)))
+    assert outcomes[0] == outcomes[1]

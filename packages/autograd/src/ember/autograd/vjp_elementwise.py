@@ -54,17 +54,18 @@ def fmod(n: Any, g: Tensor) -> Grads:
     return g, gy
 
 
-def pow(n: Any, g: Tensor, computed_in: Any = None) -> Grads:
+def pow(n: Any, g: Tensor) -> Grads:
+    """Also float_power's: pow of its operands converted to float64 (complex128)."""
     x, e = n.inputs
     gx = ge = None
     if needs(n, 0):
-        x, e = _saved_in(n, 0, computed_in), _saved_in(n, 1, computed_in)
+        x, e = n.saved(0), n.saved(1)
         if isinstance(e, Tensor):
             gx = E.where(e == 0, 0.0, g * (e * x.pow(e - 1)))
         else:
             gx = zeros(g) if e == 0 else g * (e * x.pow(e - 1))
     if needs(n, 1):
-        x, e = _saved_in(n, 0, computed_in), _saved_in(n, 1, computed_in)
+        x, e = n.saved(0), n.saved(1)
         out = n.result()
         if isinstance(x, Tensor):
             cond = (x == 0) & _real_non_negative(e)
@@ -86,18 +87,6 @@ def pow(n: Any, g: Tensor, computed_in: Any = None) -> Grads:
 def _real_non_negative(e: Tensor) -> Tensor:
     """Where ``e`` is real and not negative (for a complex ``e``: its imaginary part is 0)."""
     return e >= 0 if e.dtype.category < 3 else e.abs() == e
-
-
-def _saved_in(n: Any, i: int, dtype: Any) -> Any:
-    """Saved operand ``i``, a tensor one cast to ``dtype`` if given."""
-    x = n.saved(i)
-    return x.to(dtype) if dtype is not None and isinstance(x, Tensor) else x
-
-
-def float_power(n: Any, g: Tensor) -> Grads:
-    """torch's float_power is pow of its operands cast to float64 (complex128): the formula
-    reads the casts (an exponent of -2**31 - 1 is odd in float64, even in float32)."""
-    return pow(n, g, g.dtype)
 
 
 def pow_name(n: Any) -> str:
@@ -345,5 +334,5 @@ FORMULAS: dict[str, Formula] = {
     "addcdiv": F(addcdiv, addcdiv_saved),
     "lerp": F(lerp, lerp_saved, name=lerp_name, passes_complex=True),
     "nan_to_num": F(lambda n, g: (E.where(n.saved(0).isfinite(), g, 0.0),), X),
-    "float_power": F(float_power, XY, tensor_operand(1), name=pow_name),
+    "float_power": F(pow, XY, tensor_operand(1), name=pow_name),
 }

@@ -25,7 +25,7 @@ from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
-from .conversion import cast
+from .conversion import cast, to
 from .copying import copy_, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT
 from .inplace import inplace
@@ -321,9 +321,11 @@ def float_power(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tens
     check_operand("float_power", "exponent", exponent)
     dt = _float_power_dtype(input, exponent)
     dev = common_device("float_power", *[t for t in (input, exponent) if isinstance(t, Tensor)])
-    # torch converts the tensors (``to_copy``) and the number (toDouble / toComplexDouble)
+    # torch converts the tensors (``.to``: a copy of its own, not a promotion inside the
+    # kernel) and the number (toDouble / toComplexDouble)
     number = complex if dt is _C128 else float
-    x, y = (cast(v, dt, dev) if isinstance(v, Tensor) else number(v) for v in (input, exponent))
+    x, y = (to(v, device=dev, dtype=dt) if isinstance(v, Tensor) else number(v)
+            for v in (input, exponent))
     res = broadcasting(FLOAT_POWER, (x, y))
     return res if out is None else write_out_exact(
         "float_power", out, res, "the output given to float_power has dtype {out} but the "
