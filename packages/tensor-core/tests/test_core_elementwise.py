@@ -694,6 +694,9 @@ _SIZE_1_STRIDES = {
         L.tensor([[[2.5, 1.0]]]).to(L.bfloat16).swapaxes_(-1, -3)),
     "cast of a permuted view": lambda L: (
         L.ones(2, 1, 3)[:, :, :1].permute(2, 1, 0).double(), L.ones(2, 1, 1, 2)),
+    "promoted unfolded, stepped view": lambda L: (
+        L.tensor(np.array([[1.0], [-5.0]], dtype=np.float32)),  # an array of numpy's own
+        L.tensor([[[[4, -6], [2, -8]]], [[[-2, -8], [-7, 6]]]])[..., ::2].unfold(1, 1, 1)),
 }
 
 

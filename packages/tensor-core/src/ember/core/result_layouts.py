@@ -17,10 +17,10 @@ size-1 dim or two dims of one stride (``lone_differs``). Only ops flagged
 ``always`` (einsum: torch permutes its results of row-major operands) ask the rule on
 every call.
 
-The size-1 strides are looked at only where an operand is a view or an array Ember laid
-out itself (a numpy array with a ``base``): an array numpy allocated has its own strides
-there, which are torch's too except after some copies of non-contiguous tensors (a cast of
-an unfolded one), whose broadcasts with a size-1 dim can then still differ from torch's.
+The size-1 strides are looked at only where an operand is not known to be row-major (its
+``Tensor._row_major`` bit unset: a view, an array numpy laid out by its operands' strides, a
+copy of a non-contiguous tensor): a known row-major operand has numpy's strides there,
+which are torch's too.
 """
 
 from __future__ import annotations
@@ -89,30 +89,28 @@ def suspect(kind: str, args: tuple[Any, ...], out: Any) -> bool:
             return True
     if kind == "row-major":
         return False
-    viewed = False  # an operand is a view or an array Ember laid out (see above)
+    unknown = False  # an operand not known row-major (``Tensor._row_major``)
     if kind == "ufunc":
-        arrays = [a._data for a in args if isinstance(a, Tensor) and a._data.ndim]
-        if len(arrays) < 2:
-            return bool(arrays) and lone_differs(arrays[0])
-        for d in arrays:
-            if not d.flags.c_contiguous:
-                return True
-            if d.base is not None:
-                viewed = True
+        tensors = [a for a in args if isinstance(a, Tensor) and a._data.ndim]
+        if len(tensors) < 2:
+            return bool(tensors) and lone_differs(tensors[0]._data)
+        for a in tensors:
+            if not a._row_major:
+                if not a._data.flags.c_contiguous:
+                    return True
+                unknown = True
     else:
         for a in args:
-            if isinstance(a, Tensor):
+            if isinstance(a, Tensor) and not a._row_major:
                 d = a._data
-                if not a._row_major and (not d.flags.c_contiguous or (
-                        1 in d.shape and unit_strides_odd(d))):
+                if not d.flags.c_contiguous or 1 in d.shape and unit_strides_odd(d):
                     return True  # (an index of a permuted view follows its size-1 strides)
-                if d.base is not None:
-                    viewed = True
+                unknown = True
             elif a.__class__ in (tuple, list):  # a sequence of operands (cat, stack...)
                 for t in a:
                     if isinstance(t, Tensor) and not t._data.flags.c_contiguous:
                         return True
-    return viewed and out.__class__ is _ndarray and out.ndim > 2 and 1 in out.shape and \
+    return unknown and out.__class__ is _ndarray and out.ndim > 2 and 1 in out.shape and \
         reorders(out, [a._data if isinstance(a, Tensor) else a for a in args])
 
 
@@ -137,8 +135,7 @@ def pair_differs(out: Any, x: Any, y: Any) -> bool:
     (``lone_differs``), else a broadcast through a size-1 dim (``reorders``)."""
     if not x.ndim or not y.ndim:
         return lone_differs(y if x.ndim == 0 else x)
-    return (x.base is not None or y.base is not None) and out.ndim > 2 and \
-        1 in out.shape and reorders(out, (x, y))
+    return out.ndim > 2 and 1 in out.shape and reorders(out, (x, y))
 
 
 def row_major(arr: Any) -> bool:
