@@ -121,11 +121,14 @@ def lone_differs(arr: Any) -> bool:
     TensorIterator gives a dense ``arr``'s result its strides, size-1 dims' too, and sorts
     the dims of the rest with their size-1 dims, the shorter of two of one stride inside."""
     shape = arr.shape
-    strides = arr.strides
-    if not any(strides):  # a number expanded: both lay its result out row-major
-        return False
     if 1 not in shape:  # only dims of one stride can differ (never in a row-major array)
-        return not arr.flags.c_contiguous and len(set(strides)) < len(shape)
+        if arr.flags.c_contiguous:
+            return False
+        strides = arr.strides
+        # (all zero: a number expanded, which both lay out row-major)
+        return any(strides) and len(set(strides)) < len(shape)
+    if not any(arr.strides):
+        return False
     return not arr.flags.c_contiguous or unit_strides_odd(arr)
 
 
