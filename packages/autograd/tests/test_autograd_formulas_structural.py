@@ -3,9 +3,12 @@ against torch, and by gradcheck (same table format as the elementwise file)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
 import pytest
+import torch
 from autograd_oracle import E, compare_grads, data_options, first, inputs
 
 import ember.autograd
@@ -236,3 +239,14 @@ def test_gradcheck(case: Any) -> None:
     _, fn, shapes, opts = case
     es, _ = inputs(shapes, "float64", **data_options(opts))
     assert ember.autograd.gradcheck(lambda *a: first(fn(E, *a)), es)
+
+
+def test_cumprod_along_a_dim_of_size_1_passes_the_gradient_through():
+    """Each output is its input there: an infinite input gets the gradient itself (torch
+    returns it without dividing by the input)."""
+    grads = []
+    for m in (E, torch):
+        x = m.tensor([[[2.0]], [[-math.inf]], [[0.5]]], dtype=m.float64, requires_grad=True)
+        (x.cumprod(-1) * m.tensor([[[1.0]], [[2.0]], [[3.0]]], dtype=m.float64)).sum().backward()
+        grads.append(np.asarray(x.grad))
+    np.testing.assert_array_equal(*grads)
