@@ -571,3 +571,17 @@ def test_float16_to_a_complex_power_is_refused_as_complex32():
     for L in (ember, torch):
         with pytest.raises(NotImplementedError, match="ComplexHalf"):
             L.tensor(0.5, dtype=L.float16) ** 1j
+
+
+@pytest.mark.parametrize("exponent", [0j, 1 + 0j, 2 + 0j, 3 + 0j, 0.5 + 0j, -1 + 0j, -2 + 0j,
+                                      -0.5 + 0j, 2.5 + 0j, 2, 0, 1j])
+@pytest.mark.parametrize("op", ["pow", "float_power"])
+def test_complex_powers_by_a_number_take_torchs_special_exponents(op, exponent):
+    """torch compares a Scalar exponent with its special ones (0, 1, 2, 3, 0.5, -1, -2, -0.5)
+    by value, a complex one with no imaginary part too; float_power converts the number to
+    complex first. Other exponents are its complex pow, exp(y * log(x))."""
+    values = np.array([0j, 2 + 1j, -1 + 0j, complex(0.0, -3.0), 1e-3 - 2j], dtype=np.complex64)
+    ours = getattr(ember, op)(ember.tensor(values), exponent)
+    theirs = getattr(torch, op)(torch.tensor(values), exponent)
+    check(ours, theirs)
+    check_signs(ours, theirs)

@@ -69,9 +69,13 @@ def _trunc_divide(x: Any, y: Any) -> Any:
     return np.trunc(np.true_divide(x, y))
 
 
-def _power(x: Any, y: Any) -> Any:
+def power(x: Any, y: Any) -> Any:
+    """pow's kernel (float_power's too, on its float64 or complex128 conversions): torch's
+    special exponents, its complex power, its refusal of negative integer powers."""
     if y.__class__ is bool:
         y = int(y)
+    elif y.__class__ is complex and not y.imag and x.dtype.kind == "c":
+        y = y.real  # torch compares a Scalar exponent with its special ones by value
     if y.__class__ in (int, float):
         if y.__class__ is int and y < 0 and _is_integral(x):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
@@ -176,7 +180,7 @@ FLOOR_DIVIDE, floor_divide, _floor_divide_ = binary_op(
     "floor_divide", _floor_divide, kernel="div_floor_cpu", inplace=True, allowed="if")
 REMAINDER, remainder, _remainder_ = binary_op("remainder", _remainder, inplace=True, allowed="if")
 FMOD, fmod, _fmod_ = binary_op("fmod", _fmod, scalars="other", inplace=True, allowed="if")
-POW, _pow, _pow_ = binary_op("pow", _power, allowed="ifc", kernel="pow", inplace=True,
+POW, _pow, _pow_ = binary_op("pow", power, allowed="ifc", kernel="pow", inplace=True,
                              arg_names=("self", "exponent"), rule=meta.power())
 MAXIMUM, maximum, _ = binary_op("maximum", np.maximum, allowed="bif", scalars="none",
                                 refusals=_complex_refusal("maximum"))

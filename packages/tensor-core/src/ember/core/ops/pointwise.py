@@ -25,6 +25,7 @@ from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
+from .binary import power
 from .conversion import cast, to
 from .copying import copy_, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT
@@ -301,7 +302,7 @@ def nan_to_num_(self: Tensor, nan: float | None = 0.0, posinf: float | None = No
 
 # ----------------------------------------------------------------------------- float_power
 
-FLOAT_POWER = register("float_power", np.power, meta.power(), "elementwise",
+FLOAT_POWER = register("float_power", power, meta.power(), "elementwise",
                        arg_names=("self", "exponent"))
 
 
