@@ -450,3 +450,16 @@ def test_cumsum_of_negative_zeros_starts_from_positive_zero(dtype) -> None:
         ours, theirs = ember.cumsum(ember.tensor(arr), dim), torch.cumsum(torch.tensor(arr), dim)
         check(ours, theirs)
         check_signs(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+def test_complex_spread_with_no_degrees_of_freedom_left_is_nan_where_a_part_is_constant(name):
+    """torch adds the parts' variances: a part that does not vary gives 0 / 0 there."""
+    arr = np.array([[1 + 2j, 1 + 2j], [3 + 2j, 1 + 1j]], dtype=np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "degrees of freedom is <= 0"
+        ours = getattr(ember, name)(ember.tensor(arr), 0, correction=2)
+        theirs = getattr(torch, name)(torch.tensor(arr), 0, correction=2)
+    for o, t in zip(ours if isinstance(ours, tuple) else (ours,),
+                    theirs if isinstance(theirs, tuple) else (theirs,)):
+        check(o, t)

@@ -265,6 +265,11 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 def _var_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                  correction: float = 1.0) -> Any:
+    if x.dtype.kind == "c":
+        # torch's: the parts' variances, each in the real dtype, added (with no degrees of
+        # freedom left, a part that does not vary gives 0 / 0: NaN, not inf)
+        real = _var_forward(x.real, dim, keepdim, correction)
+        return real + _var_forward(x.imag, dim, keepdim, correction)
     return row_major(_var_wide(x, dim, keepdim, correction).astype(real_dtype(x.dtype),
                                                                     copy=False))
 
@@ -281,14 +286,13 @@ def _var_wide(x: Any, dim: Dims, keepdim: bool, correction: float) -> Any:
 
 
 # by dtype kind; "V" is ml_dtypes' bfloat16
-_DOUBLE = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128), "V": np.dtype(np.float64)}
+_DOUBLE = {"f": np.dtype(np.float64), "V": np.dtype(np.float64)}
 
 
 def _var(w: Any, dim: Dims, keepdim: bool, n: int, dof: float) -> Any:
     # Two passes: the deviations from the mean are squared, not the raw values.
     dev = w - np.true_divide(add_reduce(w, dim, None, None, True), n)
-    sq = dev.real * dev.real + dev.imag * dev.imag if dev.dtype.kind == "c" else dev * dev
-    return np.true_divide(add_reduce(sq, dim, None, None, keepdim), dof)
+    return np.true_divide(add_reduce(dev * dev, dim, None, None, keepdim), dof)
 
 
 def _std_forward(x: Any, dim: Dims = None, keepdim: bool = False,
