@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 from dispatch_oracle import Recorder, same
-from torch_oracle import check, check_signs, random_array
+from torch_oracle import check, check_same_error, check_signs, random_array
 
 import ember.core as ember
 from ember.core import meta
@@ -463,3 +463,13 @@ def test_complex_spread_with_no_degrees_of_freedom_left_is_nan_where_a_part_is_c
     for o, t in zip(ours if isinstance(ours, tuple) else (ours,),
                     theirs if isinstance(theirs, tuple) else (theirs,)):
         check(o, t)
+
+
+@pytest.mark.parametrize("operands", [("bool", "complex64"), ("bool", "bool"), ("int64", "bool")])
+def test_dist_of_a_bool_tensor_refuses_its_subtraction_first(operands):
+    """torch's dist is the norm of ``input - other``: sub's refusal of bool comes first."""
+    def fn(L):
+        a, b = (L.ones(2, dtype=getattr(L, d)) for d in operands)
+        return L.dist(a, b)
+
+    check_same_error(fn, "Subtraction, the `-` operator")

@@ -240,11 +240,12 @@ def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) ->
             or other.__class__ is float or other.__class__ is int) or (
             other.__class__ is Tensor and other.dtype is not _BOOL and (
                 input.__class__ is float or input.__class__ is int))):
-        _check_bool_sub(input, other)
+        check_bool_sub(input, other)
     return _sub(input, other, alpha=alpha, out=out)
 
 
-def _check_bool_sub(input: Any, other: Any) -> None:
+def check_bool_sub(input: Any, other: Any) -> None:
+    """torch's refusal of a subtraction with a bool tensor (or number) among its operands."""
     a, b = _is_bool(input), _is_bool(other)
     if a or b:
         if a and b:
@@ -376,7 +377,7 @@ def pow_(self: Tensor, exponent: Any) -> Tensor:
 
 def sub_(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     """In-place ``sub``: ``self -= alpha * other``."""
-    _check_bool_sub(self, other)
+    check_bool_sub(self, other)
     return _sub_(self, other, alpha=alpha)  # type: ignore[misc]
 
 

@@ -18,6 +18,7 @@ from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
+from .binary import check_bool_sub
 from .conversion import cast
 from .operands import broadcast_shape, device_mismatch
 from .reduction_args import (
@@ -180,6 +181,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
         raise TypeError(f"dist(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
     check_input("dist", input)
+    check_bool_sub(input, other)  # torch's dist is the norm of ``input - other``
     dt = _dt.result_type(input, other)
     if dt.category < 2:
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
