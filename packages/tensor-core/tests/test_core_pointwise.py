@@ -585,3 +585,23 @@ def test_complex_powers_by_a_number_take_torchs_special_exponents(op, exponent):
     theirs = getattr(torch, op)(torch.tensor(values), exponent)
     check(ours, theirs)
     check_signs(ours, theirs)
+
+
+@pytest.mark.parametrize("weight", [(0.3, "float64"), (0.5 + 1j, "complex64")])
+def test_lerp_in_place_writes_a_castable_result_into_self(weight):
+    """torch's lerp_ refuses only a result type self cannot take (complex into float): 0-d
+    operands promote among themselves, and float64 writes into a float32 self."""
+    value, dtype = weight
+
+    def fn(L):
+        x = L.tensor(0.25)
+        x.lerp_(L.tensor(0.75), L.tensor(value, dtype=getattr(L, dtype)))
+        return x
+
+    try:
+        expected = fn(torch)
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            fn(ember)
+        return
+    check(fn(ember), expected)

@@ -163,8 +163,8 @@ def _lerp_operands(input: Any, end: Any, weight: Any, inplace_op: bool = False
     the shapes, then the kernel's dtype) and cast to the result dtype on one device.
 
     A 0-d weight tensor takes part in the promotion (an integer input with a 0-d float
-    weight computes in the weight's dtype, as torch's); the in-place form cannot change
-    self's dtype."""
+    weight computes in the weight's dtype, as torch's); the in-place form writes the result
+    into self's dtype, which it must be castable to."""
     check_operand("lerp", "input", input, numbers=False)
     check_operand("lerp", "end", end, numbers=False)
     check_operand("lerp", "weight", weight)
@@ -183,7 +183,7 @@ def _lerp_operands(input: Any, end: Any, weight: Any, inplace_op: bool = False
                            f"got dtype {demangled_type_name(weight.dtype)}")
     _lerp_shapes(input, end, weight, inplace_op)
     common = _dt.result_type(input, end, weight)
-    if inplace_op and common is not dt:
+    if inplace_op and not _dt.can_cast(common, dt):
         raise RuntimeError(f"lerp_: result type {scalar_type_name(common)} can't be cast to "
                            f"the desired output type {scalar_type_name(dt)}")
     if common.category < 2:
