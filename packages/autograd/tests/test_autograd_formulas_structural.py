@@ -250,3 +250,20 @@ def test_cumprod_along_a_dim_of_size_1_passes_the_gradient_through():
         (x.cumprod(-1) * m.tensor([[[1.0]], [[2.0]], [[3.0]]], dtype=m.float64)).sum().backward()
         grads.append(np.asarray(x.grad))
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("equation", ["i,j->ij", "i,j->j", "ij,j->ij"])
+def test_einsum_of_two_dtypes_differentiates_in_the_promoted_one(equation):
+    """An einsum torch computes by products alone takes operands of two dtypes; each
+    gradient is contracted in the result's dtype, then cast to its operand's."""
+    grads = []
+    for m in (E, torch):
+        x = m.tensor([-7.0, -8.0], requires_grad=True)
+        y = m.tensor([2.0, 0.5], dtype=m.float64, requires_grad=True)
+        a = x if equation.startswith("i,") else x.reshape(2, 1).expand(2, 2) * 1
+        out = m.einsum(equation, a, y)
+        (out * m.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        grads.append((np.asarray(x.grad), str(x.grad.dtype), np.asarray(y.grad)))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    assert grads[0][1].split(".")[-1] == grads[1][1].split(".")[-1]
+    np.testing.assert_array_equal(grads[0][2], grads[1][2])

@@ -125,7 +125,10 @@ def einsum_operand_grad(equation: str, shapes: list[tuple[int, ...]],
     alone = [label for label in terms[i] if label not in available]
     ones = [E.ones(sizes[label], dtype=g.dtype, device=g.device) for label in alone]
     spec = ",".join([rhs] + [t for t, _ in others] + alone) + "->" + terms[i]
-    return E.einsum(spec, g, *[op for _, op in others], *ones)  # type: ignore[no-any-return]
+    # in the gradient's (the promoted) dtype: torch's contractions take one dtype, and an
+    # einsum torch computes by products alone (an outer product) took operands of two
+    others_in = [op if op.dtype is g.dtype else op.to(g.dtype) for _, op in others]  # type: ignore[union-attr]
+    return E.einsum(spec, g, *others_in, *ones)  # type: ignore[no-any-return]
 
 
 def _pair_grads(n: Any, equation: str, g: Tensor) -> Grads:
