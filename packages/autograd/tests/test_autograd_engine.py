@@ -571,3 +571,16 @@ def test_float_power_converts_its_operands_with_copies_of_their_own(exponent_dty
         except RuntimeError as error:
             outcomes.append((names, "modified by an inplace operation" in str(error)))
     assert outcomes[0] == outcomes[1]
+
+
+def test_a_node_no_gradient_reaches_still_checks_its_saved_tensors():
+    """norm(p=0) passes no gradient on; torch still runs the node before it, which unpacks
+    (and so checks) what it saved: a write into exp's result since refuses the backward."""
+    for L in (E, torch):
+        x = L.tensor([[1.0, 2.0], [0.0, 3.0]], dtype=L.float64, requires_grad=True)
+        y = x.exp()
+        y.add_(1)  # written after exp saved it, before the norm reads it
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            L.norm(y, 0).backward()
+        L.norm(x.exp(), 0).backward()
+        assert x.grad is None

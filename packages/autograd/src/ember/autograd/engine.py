@@ -323,9 +323,14 @@ def execute(roots: Sequence[Tensor], grads: Sequence[Tensor], keep_graph: bool,
             skip = run is not None and node not in run
             if g is None:
                 if not skip:
+                    # no gradient reached it (a formula gave None): torch still runs the
+                    # node, whose saved tensors are checked as it unpacks them
+                    node.unpack_saved()
                     for e in node.next:
                         if e is not None and isinstance(e[0], Tensor):
                             task.send(e[0], 0, None)
+                    if not keep_graph:
+                        node.release()
                 continue
             if node.extra is not None:
                 g = task.output_hooks(node, node.extra, g)
