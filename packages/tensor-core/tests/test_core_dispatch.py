@@ -15,7 +15,7 @@ from dispatch_oracle import LAYOUTS, Recorder, inputs_laid_out, meta_geometry, r
 
 import ember.core as ember
 from ember.core.dispatch import REGISTRY
-from ember.core.result_layouts import row_major
+from ember.core.result_layouts import is_row_major
 
 
 def _collect() -> dict[str, list]:
@@ -113,7 +113,7 @@ def _geometry(x):
 def _row_major_bits_that_lie(x):
     """The tensors of a result whose row-major bit is set though their array is not laid
     out so (the kernel step trusts the bit instead of reading the array's layout)."""
-    return [t for t in _all_tensors(x) if t._row_major and not row_major(t._data)]
+    return [t for t in _all_tensors(x) if t._row_major and not is_row_major(t._data)]
 
 
 def _all_tensors(x):

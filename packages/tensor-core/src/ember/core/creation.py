@@ -47,7 +47,7 @@ from .ops.aliasing import detach
 from .ops.conversion import to
 from .ops.copying import write_out
 from .ops.operands import broadcast_shape, checked_scalar, device_mismatch, not_implemented
-from .result_layouts import row_major
+from .result_layouts import is_row_major
 from .tensor import Tensor, make
 
 __all__ = [
@@ -85,7 +85,7 @@ def _lifted(data: Any, dt: _dt.dtype | None, dev: device) -> Tensor:
     kind = _dt.from_numpy_dtype(arr.dtype)
     if kind.np != arr.dtype:  # a numpy dtype Ember has no tensors of (uint16, big-endian...)
         arr, aliased = arr.astype(kind.np), False
-    return _convert(make(arr, kind, CPU, row_major(arr)), dt, dev, True if aliased else None)
+    return _convert(make(arr, kind, CPU, is_row_major(arr)), dt, dev, True if aliased else None)
 
 
 def _placed(dev: Any, data_device: device) -> Any:
@@ -164,7 +164,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         warnings.warn("The given NumPy array is not writable; writing to the tensor made from "
                       "it will fail. Copy the array or make it writable first.", UserWarning,
                       stacklevel=2)
-    return make(ndarray, dt, CPU, row_major(ndarray))
+    return make(ndarray, dt, CPU, is_row_major(ndarray))
 
 
 class _Capsule:

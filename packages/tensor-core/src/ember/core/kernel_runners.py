@@ -19,10 +19,10 @@ from . import dtypes as _dt
 from .device import CPU, device, enter_device
 from .result_layouts import (
     conform,
+    is_row_major,
     lone_differs,
     pair_differs,
     reorders,
-    row_major,
     suspect,
     unit_strides_odd,
 )
@@ -125,8 +125,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "_finish": _finish, "np": np, "_new": _new, "_FROM_NP": _FROM_NP,
                  "_conform": conform, "_suspect": suspect, "_reorders": reorders,
                  "_lone_differs": lone_differs, "_pair_differs": pair_differs,
-                 "_unit_strides_odd": unit_strides_odd, "_row_major": row_major, "_make": make,
-                 "_kind": kind, "_read_only_write": _read_only_write,
+                 "_unit_strides_odd": unit_strides_odd, "_is_row_major": is_row_major,
+                 "_make": make, "_kind": kind, "_read_only_write": _read_only_write,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
     run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
@@ -193,7 +193,7 @@ _NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and l
                         out = _conform(op, args, params, out)
                         rm = False
                     else:
-                        rm = _row_major(out)
+                        rm = _is_row_major(out)
                     return _make(out, _FROM_NP[out.dtype], CPU, rm)
 """
 _DOOR_CHECK = """    if engaged.count:
@@ -427,4 +427,4 @@ def _wrap(op: Op, args: tuple[Any, ...], out: Any, dev: device, many: bool) -> A
         return make(out, dt, dev)
     if many and dev.type != "cpu":
         dev = CPU  # a host array among the outputs of a device op (a random op's state)
-    return make(out, dt, dev, row_major(out))
+    return make(out, dt, dev, is_row_major(out))

@@ -37,7 +37,7 @@ from .tensor import Tensor
 if TYPE_CHECKING:
     from .dispatch import Op
 
-__all__ = ["kind_of", "suspect", "lone_differs", "pair_differs", "row_major", "unit_strides_odd",
+__all__ = ["kind_of", "suspect", "lone_differs", "pair_differs", "is_row_major", "unit_strides_odd",
            "reorders", "conform", "laid_out", "ALWAYS", "ROW_MAJOR"]
 
 _ndarray = np.ndarray
@@ -141,7 +141,7 @@ def pair_differs(out: Any, x: Any, y: Any) -> bool:
     return out.ndim > 2 and 1 in out.shape and reorders(out, (x, y))
 
 
-def row_major(arr: Any) -> bool:
+def is_row_major(arr: Any) -> bool:
     """Whether ``arr`` is non-empty with the strides numpy gives a new row-major array (what
     ``Tensor._row_major`` says of a tensor's array)."""
     if not arr.size or not arr.flags.c_contiguous:
