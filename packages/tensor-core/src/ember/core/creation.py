@@ -253,14 +253,7 @@ def _filled(size: tuple[int, ...], value: Any, dt: _dt.dtype, d: device,
 def _sized(op: str, size: tuple[Any, ...], kwargs: dict[str, Any], value: Any, dtype: Any,
            device: Any, requires_grad: bool, out: Tensor | None) -> Tensor:
     """``zeros`` and ``ones``: ``value`` in every element of a new row-major tensor."""
-    shape = size
-    if kwargs or not size:
-        shape = _sizes(op, size, kwargs)
-    else:
-        for n in size:  # the common call, ``zeros(4, 4)``, checked here
-            if n.__class__ is not int or n < 0:
-                shape = _sizes(op, size, kwargs)
-                break
+    shape = _sizes(op, size, kwargs)
     dt, d = target(dtype, device)
     t = FULL.door((), {"size": shape, "fill_value": value, "dtype": dt, "device": d})
     return t if out is None and not requires_grad else finish(t, requires_grad, out, op)

@@ -18,8 +18,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import meta
-from .device import CPU, array_module, canonical, check_dtype_supported, device
-from .device import _default as _device_default  # read inline: factories' hot path
+from .device import CPU, array_module, canonical, check_dtype_supported, device, get_default_device
 from .layouts import channels_last, channels_last_3d, contiguous_format, preserve_format
 from .ops.copying import write_out
 from .ops.operands import checked_scalar
@@ -83,10 +82,9 @@ def _sizes(op: str, size: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int,
 def target(dtype: Any, dev: Any, default: _dt.dtype | None = None) -> tuple[_dt.dtype, device]:
     """Resolve ``dtype=``/``device=``: (dtype, device), the default dtype (or ``default``)
     and the default device (``set_default_device``, ``with device(...)``) when not given."""
-    dt = _dt.to_dtype(dtype) if dtype is not None else (default or _dt._default[0])
+    dt = _dt.to_dtype(dtype) if dtype is not None else (default or _dt.get_default_dtype())
     if dev is None:
-        stack = _device_default.stack
-        d = canonical(stack[-1]) if stack else _device_default.device
+        d = get_default_device()
         if d is CPU:
             return dt, d
     else:
