@@ -235,11 +235,8 @@ arctan2 = atan2
 
 def sub(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None) -> Tensor:
     """torch.sub: ``input - alpha * other``."""
-    if not (input.__class__ is Tensor and input.dtype is not _BOOL and (
-            other.__class__ is Tensor and other.dtype is not _BOOL
-            or other.__class__ is float or other.__class__ is int) or (
-            other.__class__ is Tensor and other.dtype is not _BOOL and (
-                input.__class__ is float or input.__class__ is int))):
+    if not (input.__class__ is Tensor and other.__class__ is Tensor
+            and input.dtype is not _BOOL and other.dtype is not _BOOL):  # else look closer
         check_bool_sub(input, other)
     return _sub(input, other, alpha=alpha, out=out)
 
