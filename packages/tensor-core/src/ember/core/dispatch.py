@@ -350,17 +350,6 @@ def _graded(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any
     return op.run(args, params)
 
 
-def _recorded(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
-    """What ``_graded`` does for a differentiable op that is no view and writes nothing, in
-    grad mode: the kernel, then autograd's record of its run."""
-    record = steps.record
-    if record is None:
-        return _graded(op, args, params)
-    out = op.run(args, params)
-    record(op, args, params, out)
-    return out
-
-
 def _general_door(op: Op) -> Callable[..., Any]:
     def door(args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:
         if engaged.count:
@@ -373,5 +362,5 @@ def _general_door(op: Op) -> Callable[..., Any]:
 
 
 # what the generated doors call (see kernel_runners.cpu_runner)
-_DOOR_NAMES = {"engaged": engaged, "_full": _full, "_graded": _graded, "_recorded": _recorded,
-               "grad_mode": grad_mode, "_steps": steps}
+_DOOR_NAMES = {"engaged": engaged, "_full": _full, "_graded": _graded, "grad_mode": grad_mode,
+               "_steps": steps}

@@ -79,8 +79,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     param (factories, random ops, casts) when that device is the CPU and for no operands
     at all (a factory); anything else goes to ``fallback``,
     which does the same in general. ``door`` names the dispatcher's ``engaged``, ``_full``
-    (the steps when something is engaged), ``_graded`` and ``_recorded`` (an operand requires
-    grad) and ``grad_mode``.
+    (the steps when something is engaged), ``_graded`` (an operand requires grad),
+    ``grad_mode`` and ``_steps`` (autograd's ``record``).
 
     It is generated from ``_RUNNER`` for the op: the kernel is called with its keywords
     spelled out (a call unpacking a dict costs several times one with keywords), and only
@@ -99,7 +99,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     device_check = _DEVICE_CHECK.format(call0=calls[0], tail=_indented(no_operands)) \
         if op.device_param else ""
     number_first = _NUMBER_FIRST.format(
-        grad=_grad_check("b._requires_grad", 16, door, op, goes_on=False)) \
+        grad=_grad_check("b._requires_grad", 16, door, op),
+        recorded=_indented(_RECORDED, 16) if records else "") \
         if kind == "ufunc" else ""
     source = _RUNNER.format(
         door_check=(_DOOR_CHECK + "    rec = False\n" if records else _DOOR_CHECK) if door else "",
@@ -194,7 +195,8 @@ _NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and l
                         rm = False
                     else:
                         rm = _is_row_major(out)
-                    return _make(out, _FROM_NP[out.dtype], CPU, rm)
+                    t = _make(out, _FROM_NP[out.dtype], CPU, rm)
+{recorded}                    return t
 """
 _DOOR_CHECK = """    if engaged.count:
         return _full(op, args, params)
@@ -207,28 +209,24 @@ _DEVICE_CHECK = """    if params["device"] is not CPU:
 {tail}"""
 
 
-def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op,
-                goes_on: bool = True) -> str:
+def _grad_check(condition: str, indent: int, door: dict[str, Any] | None, op: Op) -> str:
     """The door's autograd test (``_graded`` when an operand requires grad), indented: none
     for an op autograd does not record (``_graded`` would run its kernel step, as the door
     goes on to), and for other ops than views only in grad mode (a view records without).
-    An op that ``_records`` (``goes_on``) goes on to its kernel and is recorded after it
-    (``rec``), else it takes ``_recorded``, which runs the kernel step again."""
+    An op that ``_records`` goes on to its kernel and is recorded after it (``rec``)."""
     if not door or not op.differentiable:
         return ""
     pad = " " * indent
     if op.view or op.mutates:
         return f"{pad}if {condition}:\n{pad}    return _graded(op, args, params)\n"
     head = f"{pad}if ({condition}) and grad_mode.enabled:\n"
-    if not goes_on:
-        return f"{head}{pad}    return _recorded(op, args, params)\n"
     return (f"{head}{pad}    if _steps.record is None:\n{pad}        return _graded(op, args, "
             f"params)\n{pad}    rec = True\n")
 
 
 def _records(op: Op, door: dict[str, Any] | None) -> bool:
-    """Whether the door records ``op`` after its kernel itself (``dispatch._recorded``):
-    a differentiable op that is no view and writes nothing."""
+    """Whether the door records ``op`` after its kernel itself (autograd's step for a
+    differentiable op that is no view and writes nothing: its kernel, then the record)."""
     return bool(door) and op.differentiable and not op.view and not op.mutates
 
 
@@ -261,10 +259,10 @@ _FINISHED_RECORDED = """res = _finish(op, args, params, out, CPU)
             if rec:
                 _steps.record(op, args, params, res)
             return res"""
-_RETURNED_RECORDED = """    if rec:
+_RECORDED = """    if rec:
         _steps.record(op, args, params, t)
-    return t
 """
+_RETURNED_RECORDED = _RECORDED + "    return t\n"
 _VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False", finished=_FINISHED) + \
     """    vc = a._vc
     if vc is None:
@@ -355,8 +353,9 @@ def _read_only_write(op: Op, args: tuple[Any, ...], params: dict[str, Any] | Non
     return read_only_write(op, args, params, retry)
 
 
-def _indented(code: str) -> str:
-    return "".join("    " + line if line else line for line in code.splitlines(True))
+def _indented(code: str, by: int = 4) -> str:
+    pad = " " * by
+    return "".join(pad + line if line else line for line in code.splitlines(True))
 
 
 def _keyword_call(fn: Callable[..., Any], arity: int) -> str:
