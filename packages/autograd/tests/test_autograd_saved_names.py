@@ -39,3 +39,11 @@ def test_raw_saved_tensors_take_hooks():
                                                  lambda p: packed[0] * 10)
         y.sum().backward()
         np.testing.assert_allclose(np.asarray(x.grad), [20.0, 40.0])
+
+
+def test_a_number_minus_a_tensor_is_torchs_rsub_node():
+    """``1 - x`` is torch's rsub.Scalar: RsubBackward1, listing the tensor alone."""
+    names = [[type(f).__name__ if f is not None else None for f, _ in
+              [(y.grad_fn, 0), *y.grad_fn.next_functions]]
+             for y in both(lambda m, x: 1 - x)]
+    assert names[0] == names[1] == ["RsubBackward1", "AccumulateGrad"]

@@ -187,6 +187,8 @@ for _name in ("add", "sub", "mul", "div", "div_trunc", "div_floor", "remainder",
     _CORE[_name].listed = (0, 1)
 # a number's remainder by a tensor (remainder.Scalar_Tensor) has no derivative in torch
 _CORE["remainder"].scalar_first = not_implemented("remainder")
+# a number minus a tensor is torch's rsub.Scalar: its node lists the tensor alone
+_CORE["sub"].scalar_first = F(_CORE["sub"].vjp, name="RsubBackward1")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS}
