@@ -324,8 +324,9 @@ _LAYOUT_CHECKS = {
             not x.flags.c_contiguous or 1 in x.shape and _unit_strides_odd(x)) or (
             1 in out.shape and _unit_strides_odd(out)) or (
             n == 2 and y.__class__ is _ndarray and not (a._row_major and y is not b
-            and b._row_major) and (not y.flags.c_contiguous or out.ndim > 2
-            and 1 in out.shape and _reorders(out, (x, y)))) or (
+            and b._row_major) and (not y.flags.c_contiguous or 1 in y.shape
+            and _unit_strides_odd(y) or out.ndim > 2 and 1 in out.shape
+            and _reorders(out, (x, y)))) or (
             n > 2 and _suspect(_kind, args, out)):
         out = _conform(op, args, params, out)
         rm = False
