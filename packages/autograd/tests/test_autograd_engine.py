@@ -264,6 +264,63 @@ def test_modified_saved_tensor_raises_torch_error() -> None:
         z.sum().backward()
 
 
+# ------------------------------------------------------------------------ zero gradients
+
+ZERO_GRADIENT_PROGRAMS = {
+    "sgn then a product": lambda m, x, w: (x * w).sgn().sum().backward(),
+    "through the ops after it": lambda m, x, w: (x * w).sgn().exp().flip(0).cumsum(0).sum()
+    .backward(),
+    "added to a gradient": lambda m, x, w: ((x * w).sgn() + x * w).sum().backward(),
+    "beside a gradient": lambda m, x, w: ((x * w).sgn() / x).sum().backward(),
+    "through a node that copies it": lambda m, x, w: (x * w).flip(0).sgn().sum()
+    .backward(),
+    "one output of several": lambda m, x, w: sum(
+        o.sgn() * w for o in (x * w).unsqueeze(0).expand(2, 2).unbind(0)).sum().backward(),
+    "seen by a hook": lambda m, x, w: _hooked(x * w).sgn().sum().backward(),
+    "retained": lambda m, x, w: _retained(x * w).sgn().sum().backward(),
+    "autograd.grad": lambda m, x, w: m.autograd.grad((x * w).sgn().sum(), x)[0],
+}
+
+
+def _hooked(t: Any) -> Any:
+    t.register_hook(lambda g: print(g))  # it sees zeros, and leaves them zero
+    return t
+
+
+def _retained(t: Any) -> Any:
+    t.retain_grad()
+    return t
+
+
+@pytest.mark.parametrize("name", ZERO_GRADIENT_PROGRAMS)
+def test_a_zero_gradient_stays_zero_through_saved_nans(name: str, capsys: Any) -> None:
+    """sgn's gradient of a real input is torch's efficient zero tensor: the products it
+    then meets (``0 * nan``) do not make it NaN, and a leaf, a hook or ``autograd.grad``
+    sees plain zeros."""
+    grads = []
+    for m in (EMBER, torch):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        w = m.tensor([float("nan"), 1.0])
+        got = ZERO_GRADIENT_PROGRAMS[name](m, x, w)
+        # (torch's leaf keeps the zero tensor itself, which numpy() gives only when forced)
+        grads.append((None if x.grad is None else x.grad.numpy(force=True),
+                      None if got is None else got.numpy(force=True)))
+    for a, b in zip(*grads):
+        np.testing.assert_array_equal(a, b)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:len(printed) // 2] == printed[len(printed) // 2:]
+
+
+def test_a_zero_gradient_still_checks_the_saved_tensors_it_passes() -> None:
+    for m in (EMBER, torch):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        w = m.tensor([3.0, 1.0])
+        y = (x * w).sgn()
+        w.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
 # ------------------------------------------------------------------------ programs
 
 def test_data_dependent_loop() -> None:

@@ -252,6 +252,26 @@ def test_cumprod_along_a_dim_of_size_1_passes_the_gradient_through():
     np.testing.assert_array_equal(*grads)
 
 
+def test_cumprod_with_zeros_and_infinities_gives_torchs_gradient():
+    """With a zero in a slice (and no graph to build) torch's formula masks each part:
+    before the first zero, the zero-free formula; at it, the products up to the next zero;
+    after it, 0. An inf past the first zero then gives 0 there, not ``inf * 0``."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        shape = tuple(int(n) for n in rng.integers(1, 5, rng.integers(1, 4)))
+        a = rng.standard_normal(shape)
+        a[rng.random(shape) < 0.3] = 0.0
+        a[rng.random(shape) < 0.1] = math.inf
+        g = rng.standard_normal(shape)
+        dim = int(rng.integers(0, len(shape)))
+        grads = []
+        for m in (E, torch):
+            x = m.tensor(a, requires_grad=True)
+            x.cumprod(dim).backward(m.tensor(g))
+            grads.append(np.asarray(x.grad))
+        np.testing.assert_allclose(*grads, rtol=1e-12, atol=1e-12, err_msg=f"{a} {dim}")
+
+
 @pytest.mark.parametrize("equation", ["i,j->ij", "i,j->j", "ij,j->ij"])
 def test_einsum_of_two_dtypes_differentiates_in_the_promoted_one(equation):
     """An einsum torch computes by products alone takes operands of two dtypes; each

@@ -268,6 +268,20 @@ def test_linspace_logspace_values_match_torch(fn, dtype):
             check(e, t)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_linspace_of_half_types_rounds_each_step_as_torch(dtype):
+    """torch computes the step and each point in the dtype's own arithmetic (every
+    operation rounded to it): ``linspace(-1, 1, 7)`` in float16 has -0.667, not -2/3's
+    nearest -0.6665."""
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        start, end = (float(v) for v in rng.normal(0, 50, 2))
+        steps = int(rng.integers(2, 2000))
+        e = ember.linspace(start, end, steps, dtype=getattr(ember, dtype)).float()
+        t = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).float()
+        np.testing.assert_array_equal(np.array(e), t.numpy(), err_msg=f"{start} {end} {steps}")
+
+
 # --------------------------------------------------------------------------- complex
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

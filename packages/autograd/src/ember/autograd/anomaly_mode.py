@@ -8,6 +8,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ember.core.tensor import Tensor
+
 from .grad_mode import _DecoratorContextManager
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -96,7 +98,7 @@ def run_checked(node: Any, vjp: Callable[..., Any], grads: Any) -> Any:
         grads_in = vjp(node, grads)
         if state.check_nan:
             for i, g in enumerate(grads_in):
-                if g is not None and bool(g.isnan().any()):
+                if isinstance(g, Tensor) and bool(g.isnan().any()):  # (not a ZeroGrad)
                     raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                        f"{i}th output.")
     except Exception:

@@ -28,6 +28,7 @@ from . import vjp_reduction as rd
 from . import vjp_views as vw
 from .formula import (
     XY,
+    ZERO,
     Formula,
     R,
     X,
@@ -56,11 +57,12 @@ def _zero(n: Any, g: Any) -> tuple[Any, ...]:
 
 
 def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
-    """torch's sgn_backward: zeros for a real input; for a complex one, written in torch's
-    convention (conjugates included), ``(g - sgn**2 * conj(g)) / (2 |x|)``, 0 where x is 0."""
+    """torch's sgn_backward: an efficient zero for a real input; for a complex one, written
+    in torch's convention (conjugates included), ``(g - sgn**2 * conj(g)) / (2 |x|)``, 0
+    where x is 0."""
     x = n.saved(0)
     if x.dtype.category != 3:
-        return (ew.zeros(g),)
+        return (ZERO,)
     s, size = n.result(), x.abs()
     return (E.where(size == 0, 0.0, (g - s * s * ew.conj(g)) / (2.0 * size)),)
 

@@ -321,10 +321,14 @@ def cumprod(n: Any, g: Tensor) -> Grads:
     d = n.params["dim"]
     if x.numel() <= 1 or x.shape[d] == 1:  # each output is its input (torch's shortcut too)
         return (g,)
-    if not bool((x == 0).any()):
+    zero = x == 0
+    if not bool(zero.any()):
         out = n.result()
         return ((g * out).flip(d).cumsum(d).flip(d) / x,)
-    # With zeros: grad_i = prod(x_<i) * sum_{j>=i} g_j prod(x_(i..j]), as an (n, n) table
+    if not grad_mode.enabled:
+        return (_cumprod_zeros_backward(g, x, n.result(), d, zero),)
+    # With zeros and a graph to build: grad_i = prod(x_<i) * sum_{j>=i} g_j prod(x_(i..j]),
+    # as an (n, n) table
     xm, gm = x.movedim(d, -1), g.movedim(d, -1)
     size = xm.shape[-1]
     ones = E.ones_like(xm.narrow(-1, 0, 1))
@@ -334,6 +338,24 @@ def cumprod(n: Any, g: Tensor) -> Grads:
     upper = E.ones(size, size, dtype=E.bool, device=x.device).triu(0)
     total = E.where(upper, table * gm.unsqueeze(-2), 0.0).sum(-1)
     return ((before * total).movedim(-1, d),)
+
+
+def _cumprod_zeros_backward(g: Tensor, x: Tensor, out: Tensor, d: int, zero: Tensor) -> Tensor:
+    """torch's O(n) cumprod backward for slices holding zeros (it is not differentiable
+    again): before the first zero ``z1`` the zero-free formula over ``[0, z1)``; at ``z1``
+    ``prod(x[:z1]) * sum_{z1<=j<z2} g_j prod(x(z1..j])``; after it 0."""
+    w = out * g
+    seen = zero.cumsum(d)
+    before = seen == 0
+    grad = E.where(before, w.masked_fill(~before, 0.0).flip(d).cumsum(d).flip(d) / x, 0.0)
+    between = seen == 1
+    first = between.max(d, keepdim=True).indices  # 0 where a slice has no zero
+    at_first = E.zeros_like(between).scatter(d, first, True) & between
+    span = between & ~at_first
+    prefix = out.gather(d, (first - 1).clamp(min=0)).masked_fill(first == 0, 1.0)
+    tail = (x.masked_fill(~span, 1.0).cumprod(d) * g.masked_fill(~between, 0.0)).sum(
+        d, keepdim=True)
+    return E.where(at_first, tail * prefix, grad)
 
 
 def cummax(n: Any, g: Any) -> Grads:

@@ -221,10 +221,10 @@ def _linspace_values(start: Any, end: Any, n: int, dt: _dt.dtype) -> np.ndarray:
     if n == 1:
         return s.reshape(1)
     if dt.category == 3 or dt.itemsize < 4:
-        # complex and half types: computed in their own arithmetic (float for the halves)
-        acc = dt.np.type if dt.category == 3 else np.float32
-        step = (e.astype(acc) - s.astype(acc)) / acc(n - 1)
-        return _halves(step, s.astype(acc), e.astype(acc), n, fma=False).astype(dt.np)
+        # complex and half types: computed in their own arithmetic, each step rounded to
+        # the dtype (the halves' ops run in float and round, as c10's Half and BFloat16 do)
+        step = (e - s) / dt.np.type(n - 1)
+        return _halves(step, s, e, n, fma=False)
     # the step is computed in the dtype (in double for integer dtypes)
     step = (e - s) / dt.np.type(n - 1) if dt.category == 2 else (float(e) - float(s)) / (n - 1)
     values = _halves(float(step), float(s), float(e), n, fma=True)
