@@ -473,3 +473,17 @@ def test_dist_of_a_bool_tensor_refuses_its_subtraction_first(operands):
         return L.dist(a, b)
 
     check_same_error(fn, "Subtraction, the `-` operator")
+
+
+@pytest.mark.parametrize("values", [[[math.inf, math.nan]], [[math.nan, 2.0], [1.0, 3.0]]])
+def test_nuclear_norm_that_lapack_cannot_converge_on_raises_torchs_linalg_error(values):
+    """LAPACK fails on the same non-finite inputs in both (others give NaN): torch's error
+    is its ``_LinAlgError``, a RuntimeError, never numpy's own."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(RuntimeError) as got:
+            m.norm(m.tensor(values, dtype=m.float64), "nuc")
+        errors.append((type(got.value).__name__, str(got.value)))
+    assert errors[0] == errors[1]
+    for m in (torch, ember):  # an inf alone converges, to NaN
+        assert math.isnan(float(m.norm(m.tensor([[1.0, math.inf]], dtype=m.float64), "nuc")))

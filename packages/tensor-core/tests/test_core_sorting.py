@@ -684,6 +684,11 @@ ISIN_LAYOUTS = [  # (elements, test elements) built with module m
     lambda m: (m.tensor(2.5), m.tensor([[1.0], [2.5]]).t()),
     lambda m: (m.tensor(2.5), m.tensor([[1.0, 2.5], [3.0, 4.0]]).t()),
     lambda m: (m.tensor(2.5), m.ones(0, 3).t()),
+    # a cast keeps a dense layout's strides: a permuted one still has no flat view
+    lambda m: (m.tensor([[1.0, 2.0], [3.0, 4.0]]), m.tensor([[1, 2], [3, 5]]).permute(1, 0)),
+    lambda m: (m.tensor([[1, 2], [3, 4]], dtype=m.int32), m.tensor([[1, 2], [3, 5]]).t()),
+    lambda m: (m.tensor([[1.0, 2.0], [3.0, 4.0]]), m.arange(6).reshape(2, 3)[:, :2]),
+    lambda m: (m.tensor([[1.0, 2.0], [3.0, 4.0]]), m.arange(6)[::2]),
 ]
 
 

@@ -20,7 +20,7 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .binary import check_bool_sub
 from .conversion import cast
-from .operands import broadcast_shape, device_mismatch
+from .operands import _LinAlgError, broadcast_shape, device_mismatch
 from .reduction_args import (
     HALF,
     NP_F32,
@@ -60,7 +60,11 @@ def _norm_forward(x: Any, dim: Dims = None, keepdim: bool = False, p: float = 2.
 def _nuclear_norm_forward(x: Any, dim: tuple[int, int], keepdim: bool = False) -> Any:
     xp = xp_of(x)
     w = x.astype(NP_F32) if x.dtype in HALF else x
-    r = xp.linalg.svd(xp.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
+    try:
+        r = xp.linalg.svd(xp.moveaxis(w, dim, (-2, -1)), compute_uv=False).sum(-1)
+    except np.linalg.LinAlgError:  # (LAPACK fails on the inputs torch's LAPACK fails on)
+        raise _LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                           "matrix contained non-finite values.") from None
     if keepdim:
         r = xp.expand_dims(r, tuple(sorted(dim)))
     return row_major(r.astype(real_dtype(x.dtype), copy=False))

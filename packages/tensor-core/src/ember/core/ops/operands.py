@@ -242,3 +242,9 @@ def not_implemented(kernel: str, dt: _dt.dtype) -> NotImplementedError:
     """torch's error for a dtype its ``kernel`` is not built for."""
     return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dt)}'")
 
+
+
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError (torch's ``_LinAlgError``): a linear-algebra routine failed
+    on its input (LAPACK reported a singular matrix, or no convergence on non-finite
+    values)."""

@@ -451,15 +451,18 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0, *,
 
 def _check_flat_view(elements: Any, test: Tensor, promoted: Any) -> None:
     """torch's CPU isin compares few test elements one by one, after ``view(-1)`` of them
-    in the promoted dtype: where no cast copies them and their layout has no flat view,
-    that view fails (a RuntimeError), as in torch."""
+    in the promoted dtype: where their layout has no flat view, and no cast copies them
+    row-major (a cast keeps the strides of a dense layout: a permuted one's), that view
+    fails (a RuntimeError), as in torch."""
     n_elements = elements._data.size if isinstance(elements, Tensor) else 1
     n_test = test._data.size
     if not n_elements or n_test >= int(10.0 * n_elements ** 0.145):
         return  # torch returns early, or sorts (which flattens with a copy)
-    if isinstance(promoted, Tensor) and promoted.dtype is not test.dtype:
+    shape, strides = tuple(test._data.shape), tuple(test.stride())
+    if isinstance(promoted, Tensor) and promoted.dtype is not test.dtype and \
+            not meta.is_non_overlapping_and_dense(shape, strides):
         return
-    if view_strides(tuple(test._data.shape), tuple(test.stride()), (n_test,), 1) is None:
+    if view_strides(shape, strides, (n_test,), 1) is None:
         raise RuntimeError("isin(): view size is not compatible with input tensor's size and "
                            "stride (at least one dimension spans across two contiguous "
                            "subspaces). Use .reshape(...) instead.")
