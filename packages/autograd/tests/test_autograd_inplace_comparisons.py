@@ -160,3 +160,34 @@ def test_sgn_saves_its_input_and_result() -> None:
         s.xlogy_(True)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             s.sum().backward()
+
+
+INTEGER_WITH_HISTORY = {
+    "promoted by a product": lambda lib, i, j: j * i,
+    "promoted by clamp_min": lambda lib, i, j: j.clamp_min(i),
+    "promoted by maximum": lambda lib, i, j: lib.maximum(j, i),
+    "promoted by where": lambda lib, i, j: lib.where(i > 0, j, i),
+    "its own dtype": lambda lib, i, j: i + i,
+    "compared": lambda lib, i, j: i < j,
+    "floor_divide": lambda lib, i, j: j // i,
+    "floor_divide, its own dtype": lambda lib, i, j: i // i,
+    "to float": lambda lib, i, j: i * 1.5,
+    "cast": lambda lib, i, j: i.long(),
+}
+
+
+@pytest.mark.parametrize("name", list(INTEGER_WITH_HISTORY))
+def test_an_integer_tensor_with_a_history_as_an_operand(name: str) -> None:
+    """torch promotes inside its kernels, so an op sees the integer operand's history
+    whatever dtype it computes in: a differentiable op with an integer result refuses it
+    ("Autograd not support dtype"), a comparison or floor_divide records nothing."""
+    outcomes = []
+    for lib in (E, torch):
+        i = lib.tensor(9, dtype=lib.uint8)
+        i.greater_(lib.tensor(0.0, requires_grad=True))
+        try:
+            out = INTEGER_WITH_HISTORY[name](lib, i, lib.tensor(1))
+            outcomes.append((out.dtype.is_floating_point, out.requires_grad))
+        except RuntimeError as error:
+            outcomes.append(str(error))
+    assert outcomes[0] == outcomes[1]

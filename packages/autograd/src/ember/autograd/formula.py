@@ -14,7 +14,8 @@ import ember.core as E
 from ember.core.tensor import Tensor
 
 __all__ = ["Formula", "ZeroGrad", "ZERO", "X", "XY", "R", "crossed", "divided", "own",
-           "tensor_operand", "missing_formula", "not_implemented", "keep", "by_dim"]
+           "tensor_operand", "missing_formula", "not_implemented", "NOT_IMPLEMENTED", "keep",
+           "by_dim"]
 
 
 class Formula:
@@ -139,7 +140,10 @@ def not_implemented(opname: str) -> Formula:
     def vjp(node: Any, grad: Any) -> Any:
         raise RuntimeError(f"derivative for aten::{opname} is not implemented")
 
-    return Formula(vjp, name="torch::autograd::NotImplemented")
+    return Formula(vjp, name=NOT_IMPLEMENTED)
+
+
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"  # the name of their nodes
 
 
 def keep(n: Any, g: Any) -> tuple[Any, ...]:

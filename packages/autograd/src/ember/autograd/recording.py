@@ -36,6 +36,7 @@ from ember.core.tensor import (
 )
 
 from . import anomaly_mode
+from .formula import NOT_IMPLEMENTED
 from .formulas import FORMULAS, INPLACE_FORMULAS, Formula, missing_formula
 from .graph import _PACKED, Node, NodeExtra, TensorMeta, saved_hooks, saved_operand
 
@@ -159,7 +160,9 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
         _record_multi(op, f, args, params, out)
         return
     if out.dtype.category < 2:
-        if op is not _TO_COPY:  # a cast to an integer dtype leaves the graph, as torch's
+        # a cast to an integer dtype leaves the graph, as torch's, and so does an op torch
+        # records without a derivative (floor_divide); the others refuse the result
+        if op is not _TO_COPY and f.name != NOT_IMPLEMENTED:
             raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(out.dtype)}")
         return
     node = _op_node(op, f, args, params, 1)

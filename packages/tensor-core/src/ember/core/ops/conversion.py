@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import meta
 from ..device import CPU, array_module, canonical, check_dtype_supported, device
-from ..dispatch import dispatch, register
+from ..dispatch import dispatch, grad_mode, register
 from ..layouts import contiguous_format
 from ..meta import MetaArray
 from ..tensor import Tensor
@@ -96,6 +96,12 @@ def cast(t: Tensor, dt: _dt.dtype, dev: device | None = None) -> Tensor:
     out: Tensor = dispatch(TO_COPY, (t,), {"dtype": dt, "device": target})
     out._vc = t._ensure_vc()
     out._cast_of = getattr(t, "_cast_of", t)
+    if t._requires_grad and not out._requires_grad and grad_mode.enabled:
+        # an integer tensor with a history (an in-place comparison's) cast to another
+        # integer dtype, which leaves the graph: torch's op sees the operand itself, and a
+        # differentiable one refuses its integer result ("Autograd not support dtype")
+        out._requires_grad = True
+        out._grad_fn = t._grad_fn
     return out
 
 
