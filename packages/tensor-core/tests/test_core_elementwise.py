@@ -825,3 +825,19 @@ def test_float16_powers_are_pows_and_number_bases_give_row_major_results():
         return [str(L.pow(x, p).tolist()) for p in (0.5, 2, 3)], (2 ** e).stride()
 
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("form", ["x * s", "s * x", "x / s", "x.mul_(s)", "x.div_(s)",
+                                  "x + s", "x - s"])
+def test_half_types_with_a_number_round_as_torch(dtype, form):
+    """torch's CPU mul and true division of a float16 or bfloat16 tensor by a number
+    compute in float with the number in float; add and sub round the number to the
+    tensor's dtype first. Bit for bit, over numbers no half type holds exactly."""
+    values = np.random.default_rng(6).normal(0, 10, 4000).astype(np.float32)
+    for s in (0.6931471805599453, 0.1, 1 / 3, 3.7, 0.3, 1000003, -7):
+        got = []
+        for m in (torch, ember):
+            x = m.tensor(values).to(getattr(m, dtype))
+            got.append(eval(form, {"x": x, "s": s}).float().numpy())  # noqa: S307
+        np.testing.assert_array_equal(*got, err_msg=f"{form} {s}")

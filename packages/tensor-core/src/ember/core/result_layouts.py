@@ -55,7 +55,8 @@ def kind_of(op: Op) -> str:
     """How the kernel step checks ``op``'s results: 'none' (a view, an in-place op, a random
     op, or no rule), 'dynamic' (no data-independent rule: only empty results are laid out,
     as torch's: row-major, column-major for ``DYNAMIC_COLUMN_MAJOR``), 'always', 'row-major'
-    (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy ufunc, the rule TensorIterator's) or
+    (``ROW_MAJOR``), 'ufunc' (the kernel is one numpy ufunc, or names the one it computes
+    as, its ``ufunc``; the rule TensorIterator's) or
     'general'."""
     from .meta import DYNAMIC_RULES, ITERATOR_RULES
 
@@ -67,8 +68,9 @@ def kind_of(op: Op) -> str:
         return "always"
     if op.name in ROW_MAJOR:
         return "row-major"
-    if isinstance(op.table["cpu"], np.ufunc) and op.meta in ITERATOR_RULES:
-        return "ufunc"
+    kernel = op.table["cpu"]
+    if isinstance(getattr(kernel, "ufunc", kernel), np.ufunc) and op.meta in ITERATOR_RULES:
+        return "ufunc"  # a ufunc, or a kernel that lays its results out as one
     return "general"
 
 

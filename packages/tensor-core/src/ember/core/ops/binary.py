@@ -168,8 +168,9 @@ ADD, add, add_ = binary_op("add", np.add, inplace=True, scale=lambda s, o, a: _s
 SUB, _sub, _sub_ = binary_op("sub", np.subtract, inplace=True,
                              scale=lambda s, o, a: _scaled(s, o, a, True))
 add.__doc__ = "torch.add: ``input + alpha * other``."
-MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True)
-DIV, true_divide, _div_ = binary_op("div", np.true_divide, result="float", inplace=True)
+MUL, mul, _mul_ = binary_op("mul", np.multiply, inplace=True, number_in_float=True)
+DIV, true_divide, _div_ = binary_op("div", np.true_divide, result="float", inplace=True,
+                                    number_in_float=True)
 # torch differentiates div with a rounding mode (gradient zero) and records floor_divide
 # (whose backward raises): the same floor division is two primitives, as in torch
 DIV_TRUNC, _div_trunc, _div_trunc_ = binary_op("div_trunc", _trunc_divide, inplace=True,
