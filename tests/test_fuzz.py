@@ -4,10 +4,11 @@ catalogue reaches every primitive of the registry, and a broken op is found and 
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 from fuzz.catalogue import NOT_REACHED, VALUES_NOT_COMPARED
-from fuzz.compare import compare_value
+from fuzz.compare import compare_runs, compare_value
 from fuzz.driver import (
     CI_CASES,
     CI_SEED,
@@ -20,7 +21,7 @@ from fuzz.driver import (
     select_entries,
     shrink_case,
 )
-from fuzz.program import run, snapshot
+from fuzz.program import Outcome, Program, Snap, Step, run, snapshot
 
 import ember
 from ember.core.dispatch import REGISTRY
@@ -93,3 +94,30 @@ def test_a_reproducer_is_a_script_for_either_framework(ci_cases):
             expected = run(c.program, module)[-1].values.get(last)
             got = snapshot(ns[last], module.Tensor) if last in ns else None
             assert compare_value(got, expected) is None
+
+
+def test_an_inexact_value_stays_inexact_at_the_steps_after_it():
+    """A step that reads an inexact value may amplify its rounding (``tan`` of a ``sinh``
+    an ulp off); later steps that do not touch it see the same difference again, which is
+    not theirs."""
+    def snap(*values):
+        return Snap("float32", (len(values),), (1,), True, False,
+                    np.array(values, dtype=np.float32))
+
+    steps = (Step("torch.sinh", "{out} = torch.sinh({0})", ("x0",), "v0"),
+             Step("torch.tan", "{out} = torch.tan({0})", ("v0",), "v1"),
+             Step("Tensor.neg", "{out} = {0}.neg()", ("x0",), "v2"))
+    program = Program((), steps)
+
+    def outcomes(sinh, tan):
+        return [Outcome(values={"x0": snap(7.0)}),
+                Outcome(values={"x0": snap(7.0), "v0": snap(sinh)}),
+                Outcome(values={"x0": snap(7.0), "v0": snap(sinh), "v1": snap(tan)}),
+                Outcome(values={"x0": snap(7.0), "v0": snap(sinh), "v1": snap(tan),
+                                "v2": snap(-7.0)})]
+
+    ulp = float(np.spacing(np.float32(548.3161)))
+    assert compare_runs(program, outcomes(548.3161 + ulp, -9.2075),
+                        outcomes(548.3161, -9.2023)) is None
+    found = compare_runs(program, outcomes(548.3161, -9.2075), outcomes(548.3161, -9.2023))
+    assert found is not None and found.op == "torch.tan"

@@ -145,8 +145,8 @@ def compare_runs(program: Program, actual: list[Outcome], expected: list[Outcome
             if name not in a.values or name not in e.values:
                 return Disagreement(k, op, "value", f"{name} is defined in one run only")
             found = compare_value(a.values[name], e.values[name])
-            if found and found[0] == "value" and tainted:
-                inexact.add(name)
+            if found and found[0] == "value" and (tainted or name in inexact):
+                inexact.add(name)  # (a value that was inexact stays so at later steps)
                 continue
             if found:
                 return Disagreement(k, op, found[0], f"{name}: {found[1]}")
