@@ -9,7 +9,7 @@ from .gen import (
     Call,
     Gen,
     call,
-    is_complex,
+    cast_defined,
     is_float,
     is_real,
 )
@@ -22,28 +22,13 @@ add, simple = FAMILY.add, FAMILY.simple
 _CAST_METHODS = {"float": "float32", "double": "float64", "half": "float16",
                  "bfloat16": "bfloat16", "long": "int64", "int": "int32", "short": "int16",
                  "char": "int8", "byte": "uint8", "bool": "bool", "cfloat": "complex64"}
-_RANGE = {"int64": 2.0 ** 62, "int32": 2.0 ** 31, "int16": 2.0 ** 15, "int8": 127,
-          "uint8": 255}
-
-
-def _cast_defined(t: Any, target: str) -> bool:
-    """torch leaves float -> int casts of NaN, infinities and values out of the target's
-    range undefined (C++ undefined behaviour): the catalogue casts only defined values."""
-    if target not in _RANGE or not (is_float(t) or is_complex(t)):
-        return True
-    import torch
-
-    v = torch.view_as_real(t.resolve_conj()).detach() if is_complex(t) else t.detach().double()
-    lo = 0 if target == "uint8" else -_RANGE[target]
-    return bool(torch.isfinite(v).all()) and bool(((v > lo - 1) & (v < _RANGE[target])).all())
-
 
 def _to(g: Gen) -> Call | None:
     x = g.pick()
     if x is None:
         return None
     target = g.choice(list(_CAST_METHODS.values()))
-    if not _cast_defined(g.t(x), target):
+    if not cast_defined(g.t(x), target):
         return None
     form = g.rng.random()
     if form < 0.4:
@@ -57,7 +42,7 @@ def _to(g: Gen) -> Call | None:
 
 add("Tensor.to", _to)
 add("Tensor.type_as", lambda g: (lambda x, y: None if x is None or y is None or
-                                 not _cast_defined(g.t(x), str(g.t(y).dtype).split(".")[-1])
+                                 not cast_defined(g.t(x), str(g.t(y).dtype).split(".")[-1])
                                  else call("{out} = {0}.type_as({1})", x, y))(
     g.pick(), g.pick()))
 simple("torch.clone", "{out} = torch.clone({0}{e})",
@@ -77,7 +62,7 @@ def _copy_(g: Gen) -> Call | None:
     if x is None:
         return None
     y = g.partner(x)
-    if y is None or not _cast_defined(g.t(y), str(g.t(x).dtype).split(".")[-1]):
+    if y is None or not cast_defined(g.t(y), str(g.t(x).dtype).split(".")[-1]):
         return None
     return call("{out} = {0}.copy_({1})", x, y)
 

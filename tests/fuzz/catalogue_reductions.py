@@ -11,6 +11,7 @@ from .gen import (
     Call,
     Gen,
     call,
+    cast_defined,
     index_literal,
     is_complex,
     is_float,
@@ -57,7 +58,9 @@ def _reduce_args(g: Gen, x: str, tuple_dims: bool = True, dtype_ok: bool = False
     if parts and g.coin(0.4):
         parts.append("keepdim=True")
     if dtype_ok and g.coin(0.15):
-        parts.append("dtype=" + g.choice(["torch.float64", "torch.int64", "torch.float32"]))
+        dtype = g.choice(["float64", "int64", "float32"])
+        if cast_defined(g.t(x), dtype):
+            parts.append(f"dtype=torch.{dtype}")
     return ", ".join(parts)
 
 

@@ -44,7 +44,8 @@ simple("Tensor.view(dtype)", "{out} = {0}.view({e})",
        extra=lambda g, x: g.choice({1: ["torch.int8", "torch.uint8", "torch.bool"],
                                     2: ["torch.float16", "torch.bfloat16", "torch.int16"],
                                     4: ["torch.float32", "torch.int32"],
-                                    8: ["torch.float64", "torch.int64", "torch.complex64"]}[
+                                    8: ["torch.float64", "torch.int64", "torch.complex64"],
+                                    16: ["torch.complex128"]}[
            g.t(x).element_size()] + ["torch.float32"]))
 simple("torch.flatten", "{out} = torch.flatten({0}{e})",
        extra=lambda g, x: g.choice(["", ", 1", f", {g.dim(x)}", ", 0, -1"]))

@@ -33,6 +33,23 @@ def is_complex(t: Any) -> bool:
     return bool(t.is_complex())
 
 
+_RANGE = {"int64": 2.0 ** 62, "int32": 2.0 ** 31, "int16": 2.0 ** 15, "int8": 127,
+          "uint8": 255}
+
+
+def cast_defined(t: Any, target: str) -> bool:
+    """torch leaves float -> int casts of NaN, infinities and values out of the target's
+    range undefined (C++ undefined behaviour), also inside an op (a sum's ``dtype=``): the
+    catalogue casts only defined values."""
+    if target not in _RANGE or not (is_float(t) or is_complex(t)):
+        return True
+    import torch
+
+    v = torch.view_as_real(t.resolve_conj()).detach() if is_complex(t) else t.detach().double()
+    lo = 0 if target == "uint8" else -_RANGE[target]
+    return bool(torch.isfinite(v).all()) and bool(((v > lo - 1) & (v < _RANGE[target])).all())
+
+
 def is_bool(t: Any) -> bool:
     return str(t.dtype) == "torch.bool"
 

@@ -791,6 +791,9 @@ _LONE_OPERANDS = {
     "transposed": lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0]]).t(),
     "a number expanded": lambda L: L.tensor(1.5).expand(3, 1, 4),
     "a number expanded, no size-1 dim": lambda L: L.tensor(1.5).expand(64, 10),
+    # numpy moves an expanded dim outermost, TensorIterator leaves it where it is
+    "expanded, then permuted": lambda L: L.tensor([[[1.0, 2.0, 3.0, 4.0], [0.5, 1.5, 2.5, 3.5]]])
+    .expand(2, 2, 4).permute(2, 0, 1),
 }
 
 

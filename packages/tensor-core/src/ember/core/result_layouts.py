@@ -127,8 +127,9 @@ def lone_differs(arr: Any) -> bool:
         if arr.flags.c_contiguous:
             return False
         strides = arr.strides
-        # (all zero: a number expanded, which both lay out row-major)
-        return any(strides) and len(set(strides)) < len(shape)
+        # (all zero: a number expanded, which both lay out row-major; some zero: an
+        # expanded dim, which numpy moves outermost and TensorIterator leaves in place)
+        return any(strides) and (len(set(strides)) < len(shape) or 0 in strides)
     if not any(arr.strides):
         return False
     return not arr.flags.c_contiguous or unit_strides_odd(arr)

@@ -104,14 +104,15 @@ def _number_in_float(ufunc: np.ufunc) -> tuple[Callable[..., Any], Callable[...,
         if y.__class__ is float or y.__class__ is int:
             dt = x.dtype
             if dt is f16 or dt is bf16:
-                return ufunc(x.astype(_F32), _F32(y)).astype(dt)
+                # computed in float32 by the ufunc itself: its result is laid out from x's
+                return ufunc(x, _F32(y), dtype=_F32).astype(dt)
         return ufunc(x, y)
 
     def inplace(x: Any, y: Any) -> Any:
         if y.__class__ is float or y.__class__ is int:
             dt = x.dtype
             if dt is f16 or dt is bf16:
-                ufunc(x.astype(_F32), _F32(y), out=x, casting="unsafe")
+                ufunc(x, _F32(y), out=x, dtype=_F32, casting="unsafe")
                 return x
         return plain_inplace(x, y)
 
