@@ -91,6 +91,8 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     records = _records(op, door)
     if op.mutates:
         tail = _MUTATING_TAIL
+    elif op.kind == "random":
+        tail = _SAMPLED_TAIL.format(recorded=_RECORDED if records else "")
     elif op.view:
         tail = _VIEW_TAIL.format(version="vc[0]" if op.differentiable else "-1")
     else:
@@ -128,6 +130,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "_lone_differs": lone_differs, "_pair_differs": pair_differs,
                  "_unit_strides_odd": unit_strides_odd, "_is_row_major": is_row_major,
                  "_make": make, "_kind": kind, "_read_only_write": _read_only_write,
+                 "_UINT8": _dt.uint8,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
     run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
@@ -277,6 +280,29 @@ _VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False", finished=_FINISHED
 _PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
     t._base = None
 {returned}"""
+# a random op's (values, state): the values laid out by the sampler itself (row-major
+# unless its params give strides), the state a row-major byte array
+_FRESH = """    {t} = _new(Tensor)
+    {t}._data = {array}
+    {t}.dtype = {dtype}
+    {t}.device = CPU
+    {t}._row_major = {row_major}
+    {t}._requires_grad = False
+    {t}.grad = None
+    {t}._grad_fn = None
+    {t}._ag = None
+    {t}._vc = None
+    {t}._base = None
+"""
+_SAMPLED_TAIL = """    values, state = out
+    if values.__class__ is not _ndarray:
+        values = np.asarray(values)  # a 0-d draw can come back a numpy scalar
+""" + _FRESH.format(
+    t="t", array="values", dtype="_FROM_NP[values.dtype]",
+    row_major="values.size != 0 and params.get('strides') is None") + _FRESH.format(
+    t="s", array="state", dtype="_UINT8", row_major="True") + """    t = (t, s)
+{recorded}    return t
+"""
 
 
 # a result that must be row-major whatever the operands: only numpy's own departures

@@ -68,6 +68,9 @@ def _need_float(kernel: str, dt: _dt.dtype, complex_ok: bool = True,
     """torch's dtype refusal of ``kernel``. With ``shape``: the kernel is one of torch's
     elementwise loops, which choose their dtype only when there is an element to write,
     so an empty result of any dtype is no error."""
+    category = dt.category
+    if category == 2 or category == 3 and complex_ok:
+        return  # (a float dtype: the hot path)
     refusal = _float_refusal(kernel, dt, complex_ok)
     if refusal is not None and not (shape is not None and 0 in shape):
         raise refusal
