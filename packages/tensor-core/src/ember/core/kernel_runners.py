@@ -86,6 +86,11 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
     spelled out (a call unpacking a dict costs several times one with keywords), and only
     the branch for the op's kind (plain, view, in-place) is kept."""
     fn = op.table["cpu"]
+    # a kernel that is a ufunc but for a half-type tensor with a number (``ufunc``): the
+    # ufunc itself, that case sent to ``fallback``, which calls the kernel
+    exact = getattr(fn, "ufunc", None)
+    if exact is not None:
+        fn = exact
     calls = [_keyword_call(fn, n) for n in (0, 1, 2, 3)]
     kind = op.layout
     records = _records(op, door)
@@ -113,6 +118,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
         grad2=_grad_check("a._requires_grad or b._requires_grad", 12, door, op),
         grad2n=_grad_check("a._requires_grad", 12, door, op),
         grad3=_grad_check("grad or a._requires_grad", 8, door, op), tail=tail,
+        number_guard=_HALF_WITH_NUMBER if exact is not None else "",
         **(_KNOWN_ROW_MAJOR if kind == "ufunc" else _NOTHING_KNOWN))
     if op.mutates:
         # NumPy refuses writes into a read-only array before writing anything: the write
@@ -130,7 +136,7 @@ def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                  "_lone_differs": lone_differs, "_pair_differs": pair_differs,
                  "_unit_strides_odd": unit_strides_odd, "_is_row_major": is_row_major,
                  "_make": make, "_kind": kind, "_read_only_write": _read_only_write,
-                 "_UINT8": _dt.uint8,
+                 "_UINT8": _dt.uint8, "_F16": _dt.float16, "_BF16": _dt.bfloat16,
                  **(door or {})}
     exec(source, namespace)  # noqa: S102 - generated from the templates below only
     run: Callable[..., Any] = namespace["run"]  # type: ignore[assignment]
@@ -154,7 +160,7 @@ def run(args, params):
             return fallback(args, params)
         else:
 {grad2n}            y = b
-{known2n}        out = fn(x, y) if params is None else {call2}
+{number_guard}{known2n}        out = fn(x, y) if params is None else {call2}
     elif n == 3:
         b, c = args[1], args[2]
         if b.__class__ is Tensor:
@@ -200,6 +206,9 @@ _NUMBER_FIRST = """        if (a.__class__ is float or a.__class__ is int) and l
                         rm = _is_row_major(out)
                     t = _make(out, _FROM_NP[out.dtype], CPU, rm)
 {recorded}                    return t
+"""
+_HALF_WITH_NUMBER = """            if a.dtype is _F16 or a.dtype is _BF16:
+                return fallback(args, params)
 """
 _DOOR_CHECK = """    if engaged.count:
         return _full(op, args, params)
