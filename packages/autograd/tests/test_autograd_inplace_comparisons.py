@@ -191,3 +191,17 @@ def test_an_integer_tensor_with_a_history_as_an_operand(name: str) -> None:
         except RuntimeError as error:
             outcomes.append(str(error))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("name", ["reciprocal", "float", "pow"])
+def test_backward_into_an_integer_tensor_with_a_history_raises(name: str) -> None:
+    """torch's engine refuses a gradient for an integer input (an internal assert, a
+    RuntimeError); Ember refuses it with the same type, naming the dtypes."""
+    for lib in (E, torch):
+        i = lib.tensor([1, 2])
+        x = lib.tensor([1.0, 3.0], requires_grad=True)
+        i.ne_(x)
+        out = {"reciprocal": lambda: i.reciprocal(), "float": lambda: i.float() * x,
+               "pow": lambda: i ** x}[name]()
+        with pytest.raises(RuntimeError, match="isDifferentiableType"):
+            out.sum().backward()

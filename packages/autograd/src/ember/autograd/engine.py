@@ -60,6 +60,12 @@ def _fit(g: Tensor, meta: tuple[Any, Any, Any], passes_complex: bool) -> Tensor:
     if g._data.shape != shape:
         g = sum_to_shape(g, shape)
     if g.dtype is not dtype or g.device is not device:
+        if dtype.category < 2:
+            # an integer tensor given a history by an in-place comparison (torch's engine
+            # refuses the gradient too, with an internal assert)
+            raise RuntimeError(f"a gradient of dtype {g.dtype} reached an input of dtype "
+                               f"{dtype}: integer tensors have no gradient "
+                               "(isDifferentiableType(grad.scalar_type()) failed)")
         if dtype.category < 3 and g.dtype.category == 3:
             if passes_complex:
                 raise RuntimeError(_COMPLEX_INTO_REAL)
