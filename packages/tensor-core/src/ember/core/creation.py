@@ -213,6 +213,8 @@ def _full(*, size: tuple[int, ...], fill_value: Any, dtype: _dt.dtype, device: d
           strides: tuple[int, ...] | None = None) -> Any:
     xp = device.xp or array_module(device)
     if strides is None:
+        if fill_value.__class__ is int and fill_value == 0:  # zeros(): the hot path
+            return xp.zeros(size, dtype.np)
         return filled_buffer(xp, size, dtype.np, fill_value)
     return allocate(xp, size, dtype.np, strides, fill_value)
 

@@ -353,7 +353,13 @@ _LAYOUT_CHECKS = {
     else:  # a result with no size-1 dim is known row-major by its flag alone
         rm = out.flags.c_contiguous and 1 not in out.shape
 """,
-    "no operands": _ROW_MAJOR_CHECK,
+    # a factory's kernel makes a new row-major array unless its params give strides
+    "no operands": """    if not out.size or params.get("strides") is not None:
+        out = _conform(op, args, params, out)
+        rm = False
+    else:
+        rm = True
+""",
     "row-major": _ROW_MAJOR_CHECK,
     "general": """    if not out.size or not out.flags.c_contiguous or not a._row_major and (
             not x.flags.c_contiguous or 1 in x.shape and _unit_strides_odd(x)) or (
