@@ -694,3 +694,24 @@ def test_inplace_view_ops_dispatch_their_inplace_primitive():
     assert x.shape == (4, 1, 3)
     assert [(c.op.name, c.params) for c in recorder.calls] == [
         ("squeeze_", {"dims": (0,)}), ("permute_", {"dims": (1, 0)}), ("unsqueeze_", {"dim": 1})]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "complex64", "int64"])
+@pytest.mark.parametrize("shape,sizes", [
+    ((1, 4), (4, 4)), ((1, 4), (-1, 4)), ((1, 4), (4, -1)), ((1, 4), (1, 4)), ((1, 4), (0, 4)),
+    ((1, 4), (2, 1, 4)), ((1, 4), (3,)), ((1, 4), (4, 3)), ((1, 4), (-2, 4)),
+    ((1, 4), (-1, 1, 4)), ((1, 4), ((4, 4),)), ((2, 2), (3, 3)), ((1, 2), (-2, 3)),
+    ((3, 1), (-3, 3, -2)), ((1, 4), (2, -1, 4)), ((2,), (-2,))])
+def test_expand_results_and_errors_match_torch(shape, sizes, dtype):
+    """Sizes of the tensor's own rank take a short path; the checks run from the last dim,
+    a negative size where a size-1 dim is repeated overflows torch's element count, and
+    errors print the tensor's type as torch's do (``torch.FloatTensor``,
+    ``CPUBFloat16Type``)."""
+    results = []
+    for m in (torch, ember):
+        try:
+            r = m.ones(*shape, dtype=getattr(m, dtype)).expand(*sizes)
+            results.append((tuple(r.shape), tuple(r.stride())))
+        except RuntimeError as error:
+            results.append(str(error))
+    assert results[0] == results[1]

@@ -101,10 +101,23 @@ _DEMANGLED_TYPE_NAMES = {
     int64: "long int"}
 
 
+_LEGACY_CLASSES = frozenset({float32, float64, float16, int64, int32, int16, int8, uint8})
+
+
 def scalar_type_name(dt: dtype) -> str:
     """torch's C++ name of ``dt`` ("Float" for float32, "Long" for int64, ...), as torch's
     error messages and legacy tensor types (``torch.FloatTensor``) spell it."""
     return _SCALAR_TYPE_NAMES[dt]
+
+
+def type_properties_name(dt: dtype, device_type: str = "cpu") -> str:
+    """How torch's errors print a tensor's type (its ``DeprecatedTypeProperties``): the
+    legacy class where one exists (``torch.FloatTensor``, ``torch.cuda.LongTensor``), else
+    ``CPUBFloat16Type``, ``CUDABoolType``..."""
+    if dt in _LEGACY_CLASSES:
+        return ("torch." if device_type == "cpu" else f"torch.{device_type}.") + \
+            f"{_SCALAR_TYPE_NAMES[dt]}Tensor"
+    return f"{device_type.upper()}{_SCALAR_TYPE_NAMES[dt]}Type"
 
 
 def c_type_name(dt: dtype) -> str:

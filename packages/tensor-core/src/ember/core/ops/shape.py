@@ -29,7 +29,7 @@ from typing import Any
 from .. import dtypes as _dt
 from .. import meta
 from ..dispatch import Op, dispatch, register
-from ..dtypes import scalar_type_name
+from ..dtypes import scalar_type_name, type_properties_name
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..meta import MetaArray
 from ..tensor import Size, Tensor, refuse_view_writes, wrap_dim
@@ -361,14 +361,23 @@ def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
         target = int_tuple((size,), "expand")
     shape = self._data.shape
     n, m = len(shape), len(target)
+    if m == n:  # the common call: each size kept, or a size-1 dim repeated
+        for want, s in zip(target, shape):
+            if want != s and (s != 1 or want < 0):
+                break  # (-1, or a mismatch: checked below)
+        else:
+            return EXPAND.door((self,), {"size": tuple(target)})  # type: ignore[no-any-return]
     if m < n:
-        raise RuntimeError(f"expand({self.dtype}{{{list(shape)}}}, size={list(target)}): the "
+        raise RuntimeError(f"expand({type_properties_name(self.dtype, self.device.type)}"
+                           f"{{{list(shape)}}}, size={list(target)}): the "
                            f"number of sizes provided ({m}) must be greater or equal to the number "
                            f"of dimensions in the tensor ({n})")
     lead = m - n
     out = list(target)
-    # Only new leading dims (the common ``expand(B, *x.shape)``): no existing dim to check.
-    for i in range(m if target[lead:] != shape else lead):
+    negative = False
+    # torch checks from the last dim; only new leading dims (the common
+    # ``expand(B, *x.shape)``): no existing dim to check
+    for i in range(m - 1 if target[lead:] != shape else lead - 1, -1, -1):
         want = target[i]
         s = shape[i - lead] if i >= lead else 1
         if want == s:
@@ -378,11 +387,15 @@ def expand(self: Tensor, *sizes: Any, size: Any = None) -> Tensor:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
                                    f"leading, non-existing dimension {i}")
             out[i] = s
-        elif s != 1 or want < 0:
+        elif s != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
                 f"non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: "
                 f"{list(shape)}")
+        elif want < 0:
+            negative = True  # torch accepts it there, then multiplies the sizes
+    if negative:
+        raise RuntimeError("numel: integer multiplication overflow")
     return EXPAND.door((self,), {"size": tuple(out)})  # type: ignore[no-any-return]
 
 
