@@ -311,6 +311,14 @@ def test_a_zero_gradient_stays_zero_through_saved_nans(name: str, capsys: Any) -
     assert printed[:len(printed) // 2] == printed[len(printed) // 2:]
 
 
+def test_a_zero_gradient_still_runs_a_formula_that_refuses_a_bool_operand() -> None:
+    for m in (EMBER, torch):
+        x = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        y = m.le(x, m.tensor(2.0)).logaddexp(x).sgn()
+        with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+            y.sum().backward()
+
+
 def test_a_zero_gradient_still_checks_the_saved_tensors_it_passes() -> None:
     for m in (EMBER, torch):
         x = m.tensor([1.0, 2.0], requires_grad=True)

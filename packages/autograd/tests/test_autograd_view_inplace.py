@@ -9,6 +9,7 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from autograd_oracle import E, compare_grads
@@ -524,3 +525,20 @@ def test_pow_of_tensors_keeps_its_result_whichever_input_needs_a_gradient():
         y.swapaxes_(-3, 1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             e.clamp_min(y).sum().backward()
+
+
+@pytest.mark.parametrize("op", ["unsqueeze_(1)", "t_()", "squeeze_()", "transpose_(0, 1)"])
+def test_an_in_place_view_op_on_a_view_leaves_its_base_history(op: str) -> None:
+    """No element changes: torch records the op on the view alone, so a view whose elements
+    overlap (an as_strided one with a zero stride) still has a backward, and the base keeps
+    its own node."""
+    grads = []
+    for m in (E, torch):
+        x = m.tensor(np.arange(36.0).reshape(2, 2, 3, 3), requires_grad=True)
+        c = x.clone()
+        v = m.as_strided(c, (14, 28), (0, 1), 8)
+        eval(f"v.{op}")  # noqa: S307
+        (v.sum() + (c * 2).sum()).backward()
+        assert c.grad_fn.name() == "CloneBackward0"
+        grads.append(np.asarray(x.grad))
+    np.testing.assert_array_equal(*grads)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
+from ember.core import dtypes as _dt
 from ember.core import meta
 from ember.core.creation import empty_strided
 from ember.core.dispatch import REGISTRY, dispatch, grad_mode
@@ -23,7 +24,7 @@ from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
 from .formula import ZERO, ZeroGrad
-from .graph import Node
+from .graph import Node, saved_operand
 from .vjp_elementwise import conj
 
 __all__ = ["execute", "sum_to_shape"]
@@ -264,13 +265,15 @@ _KEEP_ZERO = frozenset((
     "rad2deg", "remainder", "reshape", "rsqrt", "sgn", "sin", "sinh", "sqrt", "square",
     "squeeze", "stack", "tan", "unsqueeze", "var", "vdot", "view"))
 _ALL_KEPT = (True,) * 8
+_BOOL = _dt.bool
 
 
 def _kept_zeros(node: Node) -> tuple[bool, ...] | None:
     """For each input of ``node``, whether a zero gradient stays ``ZeroGrad`` through it;
     None where its formula must run (on zeros)."""
-    if node.op is None:
-        return None
+    if node.op is None or any(a.__class__ is Tensor and saved_operand(a).dtype is _BOOL
+                              for a in node.args):
+        return None  # (a bool operand: torch's formula runs, and refuses it where it does)
     name = node.op.name
     if name in _KEEP_ZERO:
         return _ALL_KEPT

@@ -468,7 +468,8 @@ def _inplace(op: Op, args: tuple[Any, ...], params: Any, below: Any) -> Any:
         value = _alias(self)
         value._requires_grad = True
         value._grad_fn = node
-    if base is not None and (value._requires_grad or base._requires_grad):
+    if base is not None and (value._requires_grad or base._requires_grad) and not (
+            params is not None and params.get("metadata")):  # (an in-place view op's)
         _copy_slices(base, self, value)
     _rebase(self, value, op.name, () if op is _COPY_ else args[1:])
     if not had_grad and root._requires_grad:

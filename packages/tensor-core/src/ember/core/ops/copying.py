@@ -44,9 +44,11 @@ FUNCTIONS: list[str] = []
 
 
 def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
-           changed: bool = False, fill: bool = False) -> Any:
+           changed: bool = False, fill: bool = False, metadata: bool = False) -> Any:
     """``changed``: write only the elements where ``src`` differs from ``dst`` (the
-    write-back of a masked or indexed in-place op into memory elements share)."""
+    write-back of a masked or indexed in-place op into memory elements share);
+    ``metadata``: the write-back of an in-place view op (``squeeze_``, ``t_``), whose
+    elements do not change (a view's base keeps its history)."""
     if src is dst:
         return dst  # a copy of memory into itself (copy_ of the same data) writes nothing
     xp = xp_of(dst)
@@ -62,7 +64,7 @@ def _copy_(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
 
 
 def _copy_meta(dst: Any, src: Any, writeback: bool = False, resize: bool = False,
-               changed: bool = False, fill: bool = False) -> Any:
+               changed: bool = False, fill: bool = False, metadata: bool = False) -> Any:
     return meta.empty(src.shape, dst.dtype) if resize else dst
 
 

@@ -476,7 +476,7 @@ atleast_3d = _atleast(3)
 
 # ----------------------------------------------------------------------------- in-place forms
 
-_WRITEBACK = {"writeback": True}
+_METADATA_WRITEBACK = {"writeback": True, "metadata": True}
 
 
 def _check_rebasable(self: Tensor) -> None:
@@ -498,7 +498,8 @@ def metadata_inplace(op_: Op, params_of: Callable[..., Params], name: str
     ``op_.functional`` gives with the params ``params_of(self, *args)`` (same storage).
 
     In a graph the view is recorded first and then written back into ``self`` with
-    ``copy_``, through which autograd gives ``self`` the view's history, as for ``add_``.
+    ``copy_``, through which autograd gives ``self`` the view's history; a view's base keeps
+    its own (no element changed), as in torch.
     """
     view_op = op_.functional
     if view_op is None:
@@ -511,7 +512,7 @@ def metadata_inplace(op_: Op, params_of: Callable[..., Params], name: str
         _check_rebasable(self)
         value = dispatch(view_op, (self,), params)
         dispatch(op_, (self,), params)
-        return dispatch(COPY_, (self, value), _WRITEBACK)
+        return dispatch(COPY_, (self, value), _METADATA_WRITEBACK)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place ``{view_op.name}``: changes ``self``'s shape and strides."
