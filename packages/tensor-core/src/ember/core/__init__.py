@@ -25,6 +25,7 @@ from .dtypes import *  # noqa: F403
 from .function_modes import public
 from .layouts import *  # noqa: F403
 from .legacy import *  # noqa: F403
+from .native import get_num_threads, set_num_threads
 from .ops import (
     aliasing,
     binary,
@@ -128,6 +129,6 @@ if TYPE_CHECKING:
 
 __all__ = (["Tensor", "Size", "device", "is_tensor", "numel", "cuda_available", "device_count",
             "Op", "register", "REGISTRY", "dispatch", "grad_mode", "set_default_device",
-            "get_default_device"]
+            "get_default_device", "set_num_threads", "get_num_threads"]
            + creation.__all__ + layouts.__all__ + ranges.__all__ + legacy.__all__
            + dtypes.__all__ + random.__all__ + sampling.__all__ + printing.__all__ + _op_names)

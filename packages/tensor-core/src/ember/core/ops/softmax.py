@@ -7,13 +7,14 @@ has the input's shape and dtype and is row-major whatever the input's layout, as
 
 from __future__ import annotations
 
+import ctypes
 import operator
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes as _dt
-from .. import meta
+from .. import meta, native
 from ..dispatch import Op, dispatch, register
 from ..tensor import Tensor, wrap_dim
 from .conversion import cast
@@ -50,6 +51,98 @@ def _rule(x: Any, *, dim: int) -> Any:
 
 SOFTMAX = register("softmax", _softmax, _rule, "reduction", arg_names=("self",))
 LOG_SOFTMAX = register("log_softmax", _log_softmax, _rule, "reduction", arg_names=("self",))
+
+# ----------------------------------------------------------------------------- native CPU
+
+# One pass over each row for its max (NaN wins, as numpy's max), one for the exponentials
+# and their sum (vectorised through glibc's SIMD exp), one to scale by the sum's reciprocal
+# (torch's vectorised kernel's step): rows in parallel where the tensor is large enough to
+# pay for the threads.
+_SOURCE = """
+#include <math.h>
+#include <stdint.h>
+
+/* the vector variants of exp (glibc's libmvec) in loops the compiler vectorises */
+#pragma omp declare simd notinbranch
+float expf(float);
+#pragma omp declare simd notinbranch
+double exp(double);
+
+#define ROWS(T, NAME, EXP, LOG)                                                        \\
+void NAME(const T *x, T *y, int64_t rows, int64_t n, int take_log, int threads) {      \\
+    _Pragma("omp parallel for num_threads(threads) schedule(static) if(rows * n >= 65536)") \\
+    for (int64_t r = 0; r < rows; ++r) {                                               \\
+        const T *xr = x + r * n;                                                       \\
+        T *yr = y + r * n;                                                             \\
+        T m = -INFINITY;                                                               \\
+        int nan = 0;                                                                   \\
+        _Pragma("omp simd reduction(max:m) reduction(|:nan)")                          \\
+        for (int64_t i = 0; i < n; ++i) {                                              \\
+            m = xr[i] > m ? xr[i] : m;                                                 \\
+            nan |= xr[i] != xr[i];                                                     \\
+        }                                                                              \\
+        if (nan) m = NAN;                                                              \\
+        T s = 0;                                                                       \\
+        if (take_log) {                                                                \\
+            _Pragma("omp simd reduction(+:s)")                                         \\
+            for (int64_t i = 0; i < n; ++i) s += EXP(xr[i] - m);                       \\
+            T ls = LOG(s);                                                             \\
+            _Pragma("omp simd")                                                        \\
+            for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] - m) - ls;                  \\
+        } else {                                                                       \\
+            _Pragma("omp simd reduction(+:s)")                                         \\
+            for (int64_t i = 0; i < n; ++i) { T e = EXP(xr[i] - m); yr[i] = e; s += e; } \\
+            T inv = 1 / s;                                                             \\
+            _Pragma("omp simd")                                                        \\
+            for (int64_t i = 0; i < n; ++i) yr[i] *= inv;                              \\
+        }                                                                              \\
+    }                                                                                  \\
+}
+
+ROWS(float, softmax_f32, expf, logf)
+ROWS(double, softmax_f64, exp, log)
+"""
+_NATIVE: dict[Any, Any] = {}
+
+
+def _native(dtype: Any) -> Any:
+    """The native row kernel for numpy ``dtype`` (float32, float64), or None."""
+    if "lib" not in _NATIVE:
+        lib = native.library(_SOURCE)
+        for name in ("softmax_f32", "softmax_f64"):
+            if lib is not None:
+                fn = getattr(lib, name)
+                fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                               ctypes.c_int64, ctypes.c_int, ctypes.c_int]
+                fn.restype = None
+        _NATIVE["lib"] = lib
+        if lib is not None:
+            _NATIVE[np.dtype(np.float32)] = lib.softmax_f32
+            _NATIVE[np.dtype(np.float64)] = lib.softmax_f64
+    return _NATIVE.get(dtype)
+
+
+def _rows_kernel(reference: Any, take_log: int) -> Any:
+    """The CPU kernel: the native loop over the rows of a row-major float32 or float64
+    input along its last dim, the reference forward otherwise."""
+
+    def kernel(x: Any, *, dim: int) -> Any:
+        if x.ndim and dim == x.ndim - 1 and x.size and x.flags.c_contiguous:
+            fn = _native(x.dtype)
+            if fn is not None:
+                y = np.empty(x.shape, x.dtype)
+                n = x.shape[-1]
+                fn(x.ctypes.data, y.ctypes.data, x.size // n, n, take_log,
+                   native.get_num_threads())
+                return y
+        return reference(x, dim=dim)
+
+    kernel.__name__ = reference.__name__
+    return kernel
+
+
+SOFTMAX.register_kernel("cpu", _rows_kernel(_softmax, 0))
+LOG_SOFTMAX.register_kernel("cpu", _rows_kernel(_log_softmax, 1))
 
 
 def _softmax_like(op: Op, input: Tensor, dim: Any, dtype: Any) -> Tensor:

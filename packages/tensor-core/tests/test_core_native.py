@@ -1,0 +1,143 @@
+"""The native CPU toolchain (compile at first use, disk cache, ctypes) and the kernels
+built on it, against torch and against the numpy reference they stand in for."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch_oracle import check
+
+import ember.core as ember
+from ember.core import native
+from ember.core.ops import softmax as softmax_module
+
+_ADD_ONE = """
+#include <stdint.h>
+void add_one(double *x, int64_t n) {
+    _Pragma("omp parallel for if(n > 1000)")
+    for (int64_t i = 0; i < n; ++i) x[i] += 1;
+}
+"""
+needs_compiler = pytest.mark.skipif(native._compiler() is None, reason="no C compiler")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("EMBER_NATIVE", raising=False)
+    monkeypatch.setattr(native, "_loaded", {})
+    return tmp_path
+
+
+@needs_compiler
+def test_a_source_compiles_once_and_is_loaded_from_the_cache(cache):
+    lib = native.library(_ADD_ONE)
+    assert lib is not None, native.reason()
+    x = np.arange(5.0)
+    lib.add_one(ctypes.c_void_p(x.ctypes.data), ctypes.c_int64(5))
+    np.testing.assert_array_equal(x, np.arange(5.0) + 1)
+    (built,) = cache.glob("*.so")
+    stamp = built.stat().st_mtime_ns
+    assert native.library(_ADD_ONE) is lib  # the process keeps what it loaded
+    # another process finds the object on disk and does not compile again
+    code = ("import ctypes, numpy as np; from ember.core import native; "
+            f"lib = native.library({_ADD_ONE!r}); x = np.zeros(3); "
+            "lib.add_one(ctypes.c_void_p(x.ctypes.data), ctypes.c_int64(3)); print(x.sum())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "EMBER_CACHE_DIR": str(cache)}, check=True)
+    assert out.stdout.strip() == "3.0"
+    assert built.stat().st_mtime_ns == stamp and len(list(cache.glob("*.so"))) == 1
+
+
+def test_native_kernels_can_be_turned_off(cache, monkeypatch):
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    assert native.library(_ADD_ONE) is None
+    assert native.reason() == "EMBER_NATIVE=0"
+
+
+def test_no_compiler_means_no_native_kernel(cache, monkeypatch):
+    monkeypatch.setattr(native, "_toolchain", [None])
+    assert native.library(_ADD_ONE) is None
+    assert "no C compiler" in native.reason()
+
+
+def test_a_source_that_does_not_compile_gives_none(cache):
+    if native._compiler() is None:
+        pytest.skip("no C compiler")
+    assert native.library("this is not C;") is None
+    assert native.reason().startswith("compiling failed")
+
+
+def test_threads_are_set_and_checked_as_torch_sets_them():
+    before = ember.get_num_threads()
+    assert before >= 1
+    try:
+        ember.set_num_threads(1)
+        assert ember.get_num_threads() == 1
+    finally:
+        ember.set_num_threads(before)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.set_num_threads(bad)
+        with pytest.raises(RuntimeError) as ours:
+            ember.set_num_threads(bad)
+        assert str(ours.value) == str(theirs.value)
+
+
+# ----------------------------------------------------------------------------- softmax
+
+def _rows(n: int, shape: tuple[int, ...], dtype: str, seed: int = 0) -> np.ndarray:
+    x = np.random.default_rng(seed).normal(0, 4, (*shape, n)).astype(dtype)
+    if x.size >= 4 * n:  # rows with NaN, +inf, -inf and all -inf
+        x.reshape(-1, n)[0, 0] = np.nan
+        x.reshape(-1, n)[1, -1] = np.inf
+        x.reshape(-1, n)[2, :] = -np.inf
+        x.reshape(-1, n)[3, n // 2] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 3, 256, 1000, 4097])
+def test_softmax_rows_match_torch(name, dtype, n):
+    x = _rows(n, (2, 3), dtype)
+    check(getattr(ember, name)(ember.from_numpy(x), -1),
+          getattr(torch, name)(torch.from_numpy(x), -1))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("layout", ["transposed", "dim 0", "0-d", "empty", "float16"])
+def test_softmax_off_the_native_path_matches_torch(name, layout):
+    """Layouts the native loop does not take (other dims, non-row-major rows, empty and
+    0-d tensors, half types) run the reference forward."""
+    x = _rows(5, (4,), "float32")
+    make = {"transposed": lambda m: m.from_numpy(x).t(), "dim 0": lambda m: m.from_numpy(x),
+            "0-d": lambda m: m.tensor(2.5), "empty": lambda m: m.zeros(3, 0),
+            "float16": lambda m: m.from_numpy(x).half()}[layout]
+    dim = 0 if layout == "dim 0" else -1
+    check(getattr(ember, name)(make(ember), dim), getattr(torch, name)(make(torch), dim))
+
+
+@needs_compiler
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_native_softmax_agrees_with_its_reference_and_with_any_thread_count(name):
+    op = getattr(softmax_module, name.upper())
+    x = _rows(300, (250,), "float64")  # past the size the loop threads from
+    native_result = op.table["cpu"](x, dim=1)
+    reference = op.forward(x, dim=1)
+    # (log_softmax near 0 keeps the absolute error of log(sum), a few ulps of 1)
+    np.testing.assert_allclose(native_result, reference, rtol=1e-13, atol=1e-14)
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        np.testing.assert_array_equal(op.table["cpu"](x, dim=1), native_result)
+    finally:
+        ember.set_num_threads(before)
+    assert math.isnan(native_result[0, 0]) and np.isnan(native_result[0]).all()
