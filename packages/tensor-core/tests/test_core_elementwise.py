@@ -844,3 +844,21 @@ def test_half_types_with_a_number_round_as_torch(dtype, form):
             x = m.tensor(values).to(getattr(m, dtype))
             got.append(eval(form, {"x": x, "s": s}).float().numpy())  # noqa: S307
         np.testing.assert_array_equal(*got, err_msg=f"{form} {s}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, -1, -1.0, -2, 2, 3])
+def test_special_exponents_are_torchs_kernels(dtype, exponent):
+    """torch computes ``x ** 0.5``, ``** -0.5`` and ``** -1`` with its sqrt, rsqrt and
+    reciprocal kernels (float, double, bfloat16; float16's is pow for every exponent), and
+    ``** 2``, ``** 3``, ``** -2`` as products: ``(-inf) ** -0.5`` is nan, not pow's 0, and
+    ``(-0.0) ** -0.5`` is -inf. Signs of zeros and infinities included."""
+    # (exact roots: bfloat16's rsqrt of other values rounds once in torch's vectorised
+    # loop and twice in its scalar one, compatibility.md)
+    values = np.array([-np.inf, np.inf, -0.0, 0.0, np.nan, 4.0, 0.25, -4.0, 9.0, 0.0625],
+                      dtype=np.float32)
+    got = [np.asarray(m.tensor(values).to(getattr(m, dtype)).pow(exponent).float())
+           for m in (torch, ember)]
+    np.testing.assert_array_equal(*got)
+    numbers = ~np.isnan(got[0])  # (a NaN's sign is unspecified: compatibility.md)
+    np.testing.assert_array_equal(*(np.signbit(g[numbers]) for g in got))

@@ -76,20 +76,31 @@ def power(x: Any, y: Any) -> Any:
         y = int(y)
     elif y.__class__ is complex and not y.imag and x.dtype.kind == "c":
         y = y.real  # torch compares a Scalar exponent with its special ones by value
-    if y.__class__ in (int, float):
-        if y.__class__ is int and y < 0 and _is_integral(x):
+    # a bfloat16 tensor's number arrives as a bfloat16 scalar (see elementwise_factory)
+    e = float(y) if y.__class__ is _BF16.np.type else y
+    if e.__class__ in (int, float):
+        if e.__class__ is int and e < 0 and _is_integral(x):
             raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
         if x.dtype == np.float16:  # torch's Half kernel is pow for every exponent
             return np.power(x, y)
-        # numpy's general pow is several times slower than multiplies for small powers
-        if y == 2:
+        # torch's special exponents (numpy's general pow is also several times slower than
+        # multiplies for small powers): sqrt, rsqrt and reciprocal kernels, then products
+        if e == 2:
             return x * x
-        if y == 3:
+        if e == 3:
             return x * x * x
-        if y == 0.5:
+        if e == 0.5:
             return np.sqrt(x)
         if x.dtype.kind == "c":
-            return _complex_scalar_power(x, y)
+            return _complex_scalar_power(x, e)
+        if e == -0.5:  # -inf gives nan and -0.0 -inf, as 1/sqrt (bfloat16's in float)
+            if x.dtype == _BF16.np:
+                return np.reciprocal(np.sqrt(x.astype(np.float32))).astype(x.dtype)
+            return np.reciprocal(np.sqrt(x))
+        if e == -1:
+            return np.reciprocal(x)
+        if e == -2:
+            return np.reciprocal(x * x)
         return np.power(x, y)
     if _is_integral(x) and _is_integral(y) and np.any(y < 0):
         return _integer_power(x, y)
