@@ -16,16 +16,15 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from ember.core import dtypes as _dt
 from ember.core import meta
 from ember.core.creation import empty_strided
 from ember.core.dispatch import REGISTRY, dispatch, grad_mode
 from ember.core.tensor import Tensor, make
 
 from . import anomaly_mode
-from .formula import ZERO, ZeroGrad
-from .graph import Node, saved_operand
+from .graph import Node
 from .vjp_elementwise import conj
+from .zero_grads import ZERO, ZeroGrad, added, kept_zeros, materialized, zero_count
 
 __all__ = ["execute", "sum_to_shape"]
 
@@ -104,7 +103,7 @@ class GraphTask:
                 return  # a leaf this pass does not want
             if g is not None:
                 old = self.leaf_grads.get(fn)
-                self.leaf_grads[fn] = g if old is None else _added(old, g)
+                self.leaf_grads[fn] = g if old is None else added(old, g)
             left = deps[fn] - 1
             deps[fn] = left
             if left == 0:
@@ -115,13 +114,13 @@ class GraphTask:
         buffers = self.buffers
         if fn.n_out == 1:
             old = buffers.get(fn)
-            buffers[fn] = g if old is None else _added(old, g)
+            buffers[fn] = g if old is None else added(old, g)
         else:
             slots = buffers.get(fn)
             if slots is None:
                 slots = buffers[fn] = [None] * fn.n_out
             old = slots[nr]
-            slots[nr] = g if old is None else _added(old, g)
+            slots[nr] = g if old is None else added(old, g)
 
     def finish_leaf(self, leaf: Tensor) -> None:
         got = self.leaf_grads.pop(leaf, None)
@@ -187,15 +186,15 @@ class GraphTask:
         """Run a node that some ``ZeroGrad`` reached: hooks and targets see zeros; a node
         whose output gradients are all zero, with no hook of its own and none of them
         changed by a tensor hook, passes zeros to its inputs without its formula."""
-        zeros = _materialized(node, grads)
+        zeros = materialized(node, grads)
         seen = zeros if node.extra is None else self.output_hooks(node, node.extra, zeros)
         if self.node_targets:
             _capture(self, node, seen)
         if skip:
             return
-        kept = _kept_zeros(node)
+        kept = kept_zeros(node)
         extra = node.extra
-        if kept is None or _zero_count(node, grads) < node.n_out or (
+        if kept is None or zero_count(node, grads) < node.n_out or (
                 extra is not None and (extra.hooks or extra.prehooks)) or (
                 seen is not zeros if node.n_out == 1 else
                 any(a is not b for a, b in zip(seen, zeros))):
@@ -246,66 +245,6 @@ def _apply(node: Node, grads: Any) -> Any:
     if not any(g is not None and g.dtype.category == 3 for g in grads):
         return f.vjp(node, grads)
     return tuple([_conj(x) for x in f.vjp(node, [_conj(g) for g in grads])])
-
-
-def _added(old: Any, g: Any) -> Any:
-    if g.__class__ is ZeroGrad:
-        return old
-    return g if old.__class__ is ZeroGrad else old + g
-
-
-# The ops whose formulas keep torch's zero tensor a zero tensor for every input: those
-# built from the ops it has kernels for (mul, div, add, the views of the same elements) and
-# no other; through any other node the zero becomes a plain tensor of zeros.
-_KEEP_ZERO = frozenset((
-    "abs", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "amax", "asin", "asinh",
-    "atan", "atan2", "atanh", "cat", "clone", "copysign", "cos", "cosh", "deg2rad", "digamma",
-    "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fmod", "frac", "hypot", "lerp", "lgamma",
-    "log", "log10", "log1p", "log2", "logaddexp", "logsumexp", "mul", "nansum", "norm", "prod",
-    "rad2deg", "remainder", "reshape", "rsqrt", "sgn", "sin", "sinh", "sqrt", "square",
-    "squeeze", "stack", "tan", "unsqueeze", "var", "vdot", "view"))
-_ALL_KEPT = (True,) * 8
-_BOOL = _dt.bool
-
-
-def _kept_zeros(node: Node) -> tuple[bool, ...] | None:
-    """For each input of ``node``, whether a zero gradient stays ``ZeroGrad`` through it;
-    None where its formula must run (on zeros)."""
-    if node.op is None or any(a.__class__ is Tensor and saved_operand(a).dtype is _BOOL
-                              for a in node.args):
-        return None  # (a bool operand: torch's formula runs, and refuses it where it does)
-    name = node.op.name
-    if name in _KEEP_ZERO:
-        return _ALL_KEPT
-    args = node.args
-    if name == "sum":  # over every element: the gradient's expand; with dims, a copy
-        return None if node.params else _ALL_KEPT
-    if name == "pow":  # of a number exponent or base; two tensors' takes logs and copies
-        return _ALL_KEPT if _is_number(args[0]) or _is_number(args[1]) else None
-    if name == "matmul":  # of two vectors: torch's dot
-        return _ALL_KEPT if len(node.metas[0][0]) == len(node.metas[1][0]) == 1 else None
-    if name in ("sub", "div") and not _is_number(args[0]):
-        return (True, False)  # the divisor's and the subtrahend's negate
-    return None
-
-
-def _is_number(arg: Any) -> bool:
-    """Whether a node's operand was a number (its tensors are None or saved)."""
-    return arg is not None and not isinstance(arg, Tensor)
-
-
-def _zero_count(node: Node, g: Any) -> int:
-    """How many of the node's output gradients are ``ZeroGrad`` (None counts as one)."""
-    if node.n_out == 1:
-        return 1 if g.__class__ is ZeroGrad else 0
-    zeros = sum(1 for x in g if x.__class__ is ZeroGrad)
-    return zeros + sum(1 for x in g if x is None) if zeros else 0
-
-
-def _materialized(node: Node, g: Any) -> Any:
-    if node.n_out == 1:
-        return g.materialize() if g.__class__ is ZeroGrad else g
-    return [x.materialize() if x.__class__ is ZeroGrad else x for x in g]
 
 
 def _conj(g: Any) -> Any:
@@ -436,7 +375,7 @@ def execute(roots: Sequence[Tensor], grads: Sequence[Tensor], keep_graph: bool,
                     if not keep_graph:
                         node.release()
                 continue
-            if task.zeros and _zero_count(node, g):
+            if task.zeros and zero_count(node, g):
                 task.run_zeros(node, g, skip)
                 continue
             if node.extra is not None:

@@ -10,10 +10,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import ember.core as E
 from ember.core.tensor import Tensor
 
-__all__ = ["Formula", "ZeroGrad", "ZERO", "X", "XY", "R", "crossed", "divided", "own",
+__all__ = ["Formula", "X", "XY", "R", "crossed", "divided", "own",
            "tensor_operand", "missing_formula", "not_implemented", "NOT_IMPLEMENTED", "keep",
            "by_dim"]
 
@@ -71,26 +70,6 @@ class Formula:
             return self.name
         return "".join(p.capitalize() for p in re.split(r"_+", opname) if p) + "Backward0"
 
-
-class ZeroGrad:
-    """A gradient known to be zero, as torch's efficient zero tensor (sgn's gradient of a
-    real input): the nodes it reaches pass it on without running their formulas, so a NaN
-    or an inf they saved does not turn it into NaN (``0 * nan``), and it becomes a tensor of
-    zeros only where a hook, a target of ``autograd.grad`` or a leaf's ``.grad`` sees it.
-    A formula returns ``ZERO``; the engine gives what it sends on the input's ``meta``
-    (shape, dtype, device)."""
-
-    __slots__ = ("meta",)
-
-    def __init__(self, meta: tuple[Any, Any, Any] | None):
-        self.meta = meta
-
-    def materialize(self) -> Tensor:
-        shape, dtype, device = self.meta  # type: ignore[misc]
-        return E.zeros(shape, dtype=dtype, device=device)  # type: ignore[no-any-return]
-
-
-ZERO = ZeroGrad(None)
 
 F = Formula
 X, XY, R = (0,), (0, 1), True

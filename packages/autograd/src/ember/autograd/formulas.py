@@ -28,7 +28,6 @@ from . import vjp_reduction as rd
 from . import vjp_views as vw
 from .formula import (
     XY,
-    ZERO,
     Formula,
     R,
     X,
@@ -39,6 +38,7 @@ from .formula import (
     own,
     tensor_operand,
 )
+from .zero_grads import ZERO
 
 __all__ = ["Formula", "FORMULAS", "INPLACE_FORMULAS", "missing_formula", "OVERWRITE", "COPY",
            "FILL", "COPY_SLICES", "VIEW_OF_BASE"]
