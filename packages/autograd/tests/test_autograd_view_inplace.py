@@ -542,3 +542,18 @@ def test_an_in_place_view_op_on_a_view_leaves_its_base_history(op: str) -> None:
         assert c.grad_fn.name() == "CloneBackward0"
         grads.append(np.asarray(x.grad))
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("bounds", ["min=b", "max=b", "min=b, max=b * 3", "b"])
+@pytest.mark.parametrize("op", ["clamp_", "clip_"])
+def test_an_in_place_op_whose_tensor_requiring_grad_is_a_keyword(op: str, bounds: str) -> None:
+    """``x.clamp_(min=b)`` with only ``b`` requiring grad: the op reads a clone of ``x``,
+    so the write into ``x`` does not spoil what the backward reads."""
+    grads = []
+    for m in (E, torch):
+        b = m.tensor(1.0, dtype=m.float64, requires_grad=True)
+        x = m.tensor([-3.0, 2.0], dtype=m.float64)
+        eval(f"x.{op}({bounds})")  # noqa: S307
+        (x * m.tensor([1.0, 2.0], dtype=m.float64)).sum().backward()
+        grads.append(b.grad.item())
+    assert grads[0] == grads[1]

@@ -43,7 +43,7 @@ def inplace(fn: Callable[..., Tensor], name: str, overlap: str | None = "partial
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         if parse is not None:
             parse(self, *args, **kwargs)
-        recorded = in_graph(self, args)
+        recorded = in_graph(self, (*args, *kwargs.values()) if kwargs else args)
         if recorded:
             refuse_leaf_writes(self, views=False)  # autograd refuses before the op checks
         if overlap is not None and isinstance(self, Tensor):
