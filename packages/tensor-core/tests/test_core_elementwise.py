@@ -862,3 +862,16 @@ def test_special_exponents_are_torchs_kernels(dtype, exponent):
     np.testing.assert_array_equal(*got)
     numbers = ~np.isnan(got[0])  # (a NaN's sign is unspecified: compatibility.md)
     np.testing.assert_array_equal(*(np.signbit(g[numbers]) for g in got))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "int32", "float16"])
+@pytest.mark.parametrize("step", [1, 2, 4, 8, 16])
+def test_neg_in_place_through_a_stride_writes_each_element_its_own_negation(dtype, step):
+    """NumPy 2.4's in-place negative through a 32- or 64-byte stride wrote the negations of
+    other elements (``x[2::8].neg_()`` of an arange: -3 where -10 belongs)."""
+    got = []
+    for m in (torch, ember):
+        x = m.arange(1, 40 * step + 2).to(getattr(m, dtype))
+        x[1::step][:33].neg_()
+        got.append(np.asarray(x.float()))
+    np.testing.assert_array_equal(*got)

@@ -424,6 +424,9 @@ OP_ERRORS = [  # f(m, x) on a (3, 4) float32 input
     lambda m, x: m.index_fill(x, 1, mod_tensor(m, [4]), 1.0),
     lambda m, x: m.index_fill(x, 1, mod_tensor(m, [0]), mod_tensor(m, [1.0])),
     lambda m, x: m.index_fill(x.byte(), 1, mod_tensor(m, [0]), 300),
+    # a complex value into a real tensor, even with no index to fill (torch's own check)
+    lambda m, x: m.index_fill(x, 1, mod_tensor(m, [], "int64"), 1j),
+    lambda m, x: x.bool().index_fill_(1, mod_tensor(m, [0]), mod_tensor(m, 1 + 0j)),
     lambda m, x: m.index_put(x, (mod_tensor(m, [0]),), x[0].double()),
     lambda m, x: m.index_put(x, (mod_tensor(m, [0.0]),), x[0]),
     lambda m, x: m.index_put(x, (mod_tensor(m, [0]),) * 3, x[0, 0]),

@@ -166,7 +166,16 @@ def _unary_kernel(forward: Callable[..., Any], result: str) -> Callable[..., Any
 
 def _unary_inplace_kernel(forward: Callable[..., Any], kernel: Callable[..., Any]
                           ) -> Callable[..., Any]:
-    if isinstance(forward, np.ufunc):
+    if forward is np.negative:
+        def inplace(x: Any) -> Any:
+            # NumPy 2.4's negative, in place through a stride of 32 or 64 bytes (a diagonal,
+            # every 8th float64), writes other elements' negations: out of place there
+            if x.flags.c_contiguous:
+                forward(x, x)
+            else:
+                x[...] = forward(x)
+            return x
+    elif isinstance(forward, np.ufunc):
         def inplace(x: Any) -> Any:
             forward(x, x)
             return x

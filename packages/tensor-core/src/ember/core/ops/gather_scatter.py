@@ -357,8 +357,12 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """torch.index_fill: a copy of ``input`` with the slices ``index`` along ``dim`` set to
     ``value`` (a number or a 0-d tensor; negative indices count from the end)."""
-    idx = index_tensor("index_fill", index, LONG, "index_fill(): Expected dtype int64 for "
+    idx = index_tensor("index_fill", index, LONG, "index_fill_(): Expected dtype int64 for "
                        "index.", input.device, IndexError)
+    if input.dtype.category != 3 and (value.__class__ is complex or (
+            isinstance(value, Tensor) and value.dtype.category == 3)):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is "
+                           "not supported")
     d = wrap_dim(as_dim(dim), input._data.ndim, "index_fill")
     if idx._data.ndim > 1:
         raise RuntimeError(f"index_fill(): Index has to be a vector/scalar, got shape "
