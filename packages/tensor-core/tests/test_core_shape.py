@@ -301,6 +301,10 @@ def test_conjugate_transposes_have_the_strides_of_torchs_views(name, layout):
     ours, theirs = UNARY[name](ember, e), UNARY[name](torch, t)
     check(ours, theirs.resolve_conj())
     assert ours.stride() == theirs.stride()
+    if layout == "expanded":  # its elements share memory: writes refuse, as torch's
+        for v in (theirs, ours):
+            with pytest.raises(RuntimeError, match="more than one element of the written"):
+                v.addcdiv_(v.clone(), v.clone(), value=3)
 
 
 ERRORS = [

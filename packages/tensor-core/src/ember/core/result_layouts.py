@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .meta import DYNAMIC_COLUMN_MAJOR, MetaArray, strided
+from .ops.geometry import refuse_writes, shares_elements
 from .tensor import Tensor
 
 if TYPE_CHECKING:
@@ -236,4 +237,6 @@ def laid_out(arr: Any, want: Any) -> Any:
     span = 0 if not arr.size else 1 + sum((n - 1) * s // item for n, s in zip(arr.shape, strides))
     out = np.ndarray(arr.shape, arr.dtype, buffer=np.empty(span, arr.dtype), strides=strides)
     np.copyto(out, arr)
+    if 0 in strides and shares_elements(arr.shape, strides):
+        refuse_writes(out)  # (an expanded layout, a conjugate's of an expanded tensor)
     return out
