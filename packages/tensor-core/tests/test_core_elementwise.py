@@ -875,3 +875,17 @@ def test_neg_in_place_through_a_stride_writes_each_element_its_own_negation(dtyp
         x[1::step][:33].neg_()
         got.append(np.asarray(x.float()))
     np.testing.assert_array_equal(*got)
+
+
+@pytest.mark.parametrize("name", ["isfinite", "isinf", "isnan"])
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_isfinite_and_isinf_of_integers_keep_the_input_layout(name, dtype):
+    """torch answers isfinite and isinf of an integer or bool tensor with ones_like and
+    zeros_like, which keep its strides (a size-1 dim's too: a later cat reads them); of a
+    float tensor, and isnan of any, through its iterator."""
+    a = np.array([[[[0], [0]]], [[[0], [1]]]], dtype=dtype)
+    got = []
+    for m in (torch, ember):
+        r = getattr(m, name)(m.from_numpy(a).permute(3, 2, 1, 0))
+        got.append((r.stride(), m.cat([r, r], 0).stride(), r.tolist()))
+    assert got[0] == got[1]

@@ -177,8 +177,22 @@ LOGICAL_NOT, logical_not, _logical_not_ = unary_op("logical_not", np.logical_not
                                                    differentiable=False, inplace=True,
                                                    writes_leaves=True)
 ISNAN, isnan, _ = unary_op("isnan", np.isnan, result="bool", differentiable=False)
-ISINF, isinf, _ = unary_op("isinf", np.isinf, result="bool", differentiable=False)
-ISFINITE, isfinite, _ = unary_op("isfinite", np.isfinite, result="bool", differentiable=False)
+_ITERATOR_BOOL = meta.elementwise("bool")
+
+
+def _known_for_integers(x: Any) -> Any:
+    """isinf's and isfinite's layout: torch answers an integer or bool tensor with
+    ``zeros_like``/``ones_like`` (its layout kept, size-1 dims' strides too), a floating
+    one through its iterator."""
+    if np.dtype(x.dtype).kind in "biu":
+        return meta.like(x, np.bool_)
+    return _ITERATOR_BOOL(x)
+
+
+ISINF, isinf, _ = unary_op("isinf", np.isinf, result="bool", differentiable=False,
+                           rule=_known_for_integers)
+ISFINITE, isfinite, _ = unary_op("isfinite", np.isfinite, result="bool", differentiable=False,
+                                 rule=_known_for_integers)
 ISPOSINF, isposinf, _ = unary_op(
     "isposinf", np.isposinf, allowed="bif", exact_out="isposinf does not support non-boolean "
     "outputs.", refusals={"c": (RuntimeError, "isposinf does not support complex inputs.")},
