@@ -719,3 +719,23 @@ def test_expand_results_and_errors_match_torch(shape, sizes, dtype):
         except RuntimeError as error:
             results.append(str(error))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("layout", ["permuted", "channels-last", "stepped", "expanded"])
+@pytest.mark.parametrize("dim", [0, 1, 2, 3, 4, -1])
+def test_stack_is_laid_out_as_torch_lays_it_out(layout, dim):
+    """torch stacks along an existing dim as cat there (channels-last where every operand
+    is) viewed with the dim split, and past the last dim as cat of the operands unsqueezed
+    at the end: its strides, size-1 dims' too, are that layout's."""
+    a = np.arange(8.0, dtype=np.float32).reshape(1, 2, 2, 2)
+    make = {"permuted": lambda m: m.from_numpy(a[:, :1]).permute(0, 3, 1, 2),
+            "channels-last": lambda m: m.from_numpy(a).permute(0, 2, 3, 1).contiguous()
+            .permute(0, 3, 1, 2),
+            "stepped": lambda m: m.from_numpy(a)[..., ::2],
+            "expanded": lambda m: m.from_numpy(a[:, :1]).expand(3, 1, 2, 2)}[layout]
+    got = []
+    for m in (torch, ember):
+        x = make(m)
+        r = m.stack([x, x * 1, x], dim)
+        got.append((tuple(r.shape), r.stride(), np.asarray(r).tolist()))
+    assert got[0] == got[1]

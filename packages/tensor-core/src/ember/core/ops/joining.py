@@ -32,7 +32,7 @@ from ..meta import MetaArray, element_strides
 from ..tensor import Tensor, wrap_dim
 from .conversion import cast
 from .copying import write_out
-from .geometry import laid_out
+from .geometry import laid_out, view_strides
 from .operands import device_mismatch
 from .shape import atleast_1d, atleast_2d, atleast_3d, expand, reshape, view
 
@@ -125,8 +125,19 @@ def _stack(*arrays: Any, dim: int) -> Any:
 
 
 def _stack_meta(*operands: MetaArray, dim: int) -> MetaArray:
-    shape = operands[0].shape
-    return meta.empty(shape[:dim] + (len(operands),) + shape[dim:], operands[0].dtype)
+    """torch's stack: along an existing dim, cat there (its layout: channels-last where
+    every operand is) viewed with the dim split in two; past the last dim, cat of the
+    operands unsqueezed at the end."""
+    first = operands[0]
+    shape, n = tuple(first.shape), len(operands)
+    out_shape = shape[:dim] + (n,) + shape[dim:]
+    if dim < len(shape):
+        joined = shape[:dim] + (shape[dim] * n,) + shape[dim + 1:]
+        strides = view_strides(joined, _cat_strides(joined, operands), out_shape, 1)
+    else:
+        strides = _cat_strides(out_shape, [meta.strided(
+            (*x.shape, 1), x.dtype, (*element_strides(x), 1)) for x in operands])
+    return meta.strided(out_shape, first.dtype, strides or meta.contiguous_strides(out_shape))
 
 
 CAT = register("cat", _cat, _cat_meta, "library")
