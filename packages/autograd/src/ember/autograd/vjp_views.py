@@ -230,7 +230,7 @@ FORMULAS: dict[str, Formula] = {
     "permute": F(permute),
     "t": F(permute),
     "expand": F(keep),
-    "narrow": F(narrow),
+    "narrow": F(narrow, name="SliceBackward0"),  # (torch's narrow is a slice)
     "diagonal": F(diagonal),
     "unfold": F(unfold),
     "as_strided": F(as_strided),
