@@ -173,6 +173,12 @@ INTEGER_WITH_HISTORY = {
     "floor_divide, its own dtype": lambda lib, i, j: i // i,
     "to float": lambda lib, i, j: i * 1.5,
     "cast": lambda lib, i, j: i.long(),
+    # values and indices, both integer: refused as one integer output is
+    "max with a dim": lambda lib, i, j: i.max(0).values,
+    "median with a dim": lambda lib, i, j: i.median(0).values,
+    "sort": lambda lib, i, j: i.sort(0).values,
+    "argsort (sort's indices)": lambda lib, i, j: i.argsort(0),
+    "argmax": lambda lib, i, j: i.argmax(0),
 }
 
 

@@ -299,6 +299,11 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
                   outs: tuple[Any, ...]) -> None:
     diff = [o is not None and o.dtype.category >= 2 for o in outs]
     if not any(diff):
+        # integer outputs only (values and indices of an integer tensor with a history):
+        # refused, as a single output is
+        first = next((o for o in outs if o is not None), None)
+        if first is not None and f.name != NOT_IMPLEMENTED:
+            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(first.dtype)}")
         return
     node = _op_node(op, f, args, params, len(outs))
     for i, o in enumerate(outs):

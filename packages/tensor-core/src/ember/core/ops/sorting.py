@@ -27,7 +27,7 @@ from .. import dtypes as _dt
 from .. import meta
 from .. import return_types as rt
 from ..device import xp_of
-from ..dispatch import dispatch, register
+from ..dispatch import dispatch, grad_mode, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor, wrap_dim
 from .copying import write_out
@@ -307,6 +307,10 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *,
     """torch.argsort: the indices that sort ``input`` along ``dim`` (stable)."""
     _check_input("argsort", input)
     params = {"dim": wrap_dim(dim, input._data.ndim, "argsort"), "descending": bool(descending)}
+    if input._requires_grad and input.dtype.category < 2 and grad_mode.enabled:
+        # torch's argsort is sort's indices: its values of an integer tensor with a history
+        # (an in-place comparison's) are refused a history of their own
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(input.dtype)}")
     return dispatch(ARGSORT, (input,), params)  # type: ignore[no-any-return]
 
 
