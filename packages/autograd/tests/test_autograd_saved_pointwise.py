@@ -69,3 +69,18 @@ INPLACE = {
 @pytest.mark.parametrize("name", list(INPLACE))
 def test_inplace(name, needs):
     check_saved(INPLACE[name], [(3, 4), (4,)], needs=needs, low=0.5, high=2.0)
+
+
+def test_addcdiv_checks_its_divisor_whatever_needs_a_gradient():
+    """torch saves addcdiv's divisor even where only ``self`` needs a gradient, and its
+    backward refuses a divisor written in place since."""
+    import torch
+    from autograd_oracle import E
+
+    for m in (E, torch):
+        x = m.tensor(2.0, dtype=m.float64, requires_grad=True)
+        divisor = m.tensor(-6, dtype=m.int64)
+        y = x.addcdiv(m.tensor(-3.0, dtype=m.float64), divisor)
+        divisor.bitwise_right_shift_(3)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()

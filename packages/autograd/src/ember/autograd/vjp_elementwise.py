@@ -305,10 +305,9 @@ def addcmul(n: Any, g: Tensor) -> Grads:
 
 
 def addcdiv_saved(edges: tuple[Any, ...]) -> tuple[int, ...]:
-    """The divisor for either factor's gradient, the dividend for the divisor's."""
-    if edges[2] is not None:
-        return (1, 2)
-    return (2,) if edges[1] is not None else ()
+    """The divisor always (torch saves it whatever needs a gradient, and checks its version
+    at backward), the dividend for the divisor's gradient."""
+    return (1, 2) if edges[2] is not None else (2,)
 
 
 def addcdiv(n: Any, g: Tensor) -> Grads:
