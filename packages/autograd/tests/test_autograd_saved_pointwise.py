@@ -5,7 +5,8 @@ operand requiring grad or not, and their in-place forms."""
 from itertools import product
 
 import pytest
-from autograd_oracle import check_saved
+import torch
+from autograd_oracle import E, check_saved
 
 
 def _needs(n: int) -> list[tuple[bool, ...]]:
@@ -74,9 +75,6 @@ def test_inplace(name, needs):
 def test_addcdiv_checks_its_divisor_whatever_needs_a_gradient():
     """torch saves addcdiv's divisor even where only ``self`` needs a gradient, and its
     backward refuses a divisor written in place since."""
-    import torch
-    from autograd_oracle import E
-
     for m in (E, torch):
         x = m.tensor(2.0, dtype=m.float64, requires_grad=True)
         divisor = m.tensor(-6, dtype=m.int64)
