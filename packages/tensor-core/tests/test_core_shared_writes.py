@@ -166,6 +166,9 @@ OVERLAPS: list[tuple[str, Callable[[Any], Any], Callable[[Any, Any], Any]]] = [
     ("eq_ shifted", _vector, lambda m, x: x[1:].eq_(x[:-1])),
     ("pow_ shifted", _vector, lambda m, x: x[1:].pow_(x[:-1])),
     ("lerp_ shifted", _vector, lambda m, x: x[1:].lerp_(x[:-1], 0.5)),
+    # the overlap is refused before the kernel's dtype check (lerp has no integer kernel)
+    ("lerp_ an integer view of itself", lambda m: m.tensor(6),
+     lambda m, x: m.atleast_3d(x).lerp_(x, 0.5)),
     ("addcmul_ shifted", _vector, lambda m, x: x[1:].addcmul_(m.ones(3), x[:-1])),
     ("clamp_ shifted bound", _vector, lambda m, x: x[1:].clamp_(min=x[:-1])),
     ("copy_ shifted", _vector, lambda m, x: x[1:].copy_(x[:-1])),

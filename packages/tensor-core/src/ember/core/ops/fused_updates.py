@@ -154,7 +154,10 @@ def _lerp_shapes(input: Tensor, end: Tensor, weight: Tensor | None, inplace_op: 
     shape = broadcast_shape("lerp_" if inplace_op else "lerp", *shapes)
     if inplace_op:
         check_inplace_shape("lerp_", input._data.shape, shape)
-        check_writable("lerp_", input)  # torch's iterator refuses overlap before the kernel
+        # torch's iterator refuses shared and overlapping memory before its kernel checks
+        # the dtype
+        check_writable("lerp_", input)
+        check_overlap("lerp_", input, [t for t in (end, weight) if t is not None])
 
 
 def _lerp_operands(input: Any, end: Any, weight: Any, inplace_op: bool = False
