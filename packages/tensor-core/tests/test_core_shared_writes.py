@@ -176,6 +176,11 @@ OVERLAPS: list[tuple[str, Callable[[Any], Any], Callable[[Any, Any], Any]]] = [
     ("copy_ a view of the same elements", _vector, lambda m, x: x.copy_(x[:])),
     ("copy_ transposed self", _square, lambda m, x: x.copy_(x.t())),
     ("setitem shifted", _vector, lambda m, x: x.__setitem__(slice(1, None), x[:-1])),
+    # a value of the target's shape is copied as it is (its leading size-1 dim kept)
+    ("setitem a permuted self into itself", lambda m: m.tensor([[3.0], [5.0]]).permute(1, 0),
+     lambda m, x: x.__setitem__(slice(None, None, 1), x)),
+    ("setitem a permuted self's row into itself", lambda m: m.tensor([[3.0], [5.0]])
+     .permute(1, 0), lambda m, x: x.__setitem__(slice(None, None, 1), x[0])),
     # a 0-d value fills (torch's fill_ with a tensor copies an element of self first)
     ("setitem None, a 0-d self", lambda m: m.tensor(7.), lambda m, x: x.__setitem__(None, x)),
     ("setitem slice, an element of itself", _vector,

@@ -71,8 +71,9 @@ def pow(n: Any, g: Tensor) -> Grads:
             cond = (x == 0) & _real_non_negative(e)
             # torch takes the log of the base promoted to the result's dtype
             ge = g * E.where(cond, 0.0, out * x.to(out.dtype).log())
-        elif x.__class__ is bool:
-            # torch takes the log of the base as a Scalar, which has none for a bool
+        elif x.__class__ is bool and out.dtype.category != 3:
+            # torch takes the log of the base as a Scalar, which has none for a bool (but a
+            # complex one: it is converted to the complex result's dtype)
             raise RuntimeError("pow(): the derivative for the exponent is not implemented for "
                                "a bool base")
         elif x == 0:

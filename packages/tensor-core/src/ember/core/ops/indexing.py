@@ -162,25 +162,33 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     if entries is None:
         _assign(target, value)
     else:
-        _put(target, entries, value)
+        _put(target, entries, _without_leading_ones(value))
 
 
 def _setitem_value(self: Tensor, value: Any) -> Any:
-    """The value of ``self[i] = value``: a Tensor without leading size-1 dims (torch drops
-    them), on self's device, or a Python number converted for self's dtype."""
+    """The value of ``self[i] = value``: a Tensor on self's device, or a Python number
+    converted for self's dtype."""
     if isinstance(value, Tensor):
         if value.device is not self.device:
             if value.device.type != "cpu" or value._data.ndim:
                 raise device_mismatch("setitem", self.device, value.device)
             value = cast(value, value.dtype, self.device)
-        shape = value._data.shape
-        lead = 0
-        while lead < len(shape) and shape[lead] == 1:
-            lead += 1
-        return getitem(value, (0,) * lead) if lead else value
+        return value
     if value.__class__ not in _NUMBERS and not isinstance(value, np.generic):
         raise TypeError(f"can't assign a {type(value).__name__} to a {type_name(self)}")
     return fill_number("setitem", value, self.dtype, check_half=False)
+
+
+def _without_leading_ones(value: Any) -> Any:
+    """A tensor value without its leading size-1 dims (torch drops them where the value's
+    shape is not the target's)."""
+    if not isinstance(value, Tensor):
+        return value
+    shape = value._data.shape
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    return getitem(value, (0,) * lead) if lead else value
 
 
 def _assign(target: Tensor, value: Any) -> None:
@@ -188,6 +196,9 @@ def _assign(target: Tensor, value: Any) -> None:
     CPU value of another shape, which autograd records for an integer target too)."""
     if isinstance(value, Tensor):
         src, dst = value._data.shape, target._data.shape
+        if src != dst:
+            value = _without_leading_ones(value)
+            src = value._data.shape
         if src != dst:
             if not src and value.device.type == "cpu":
                 fill_(target, value)  # as torch does: a 0-d value (maybe of target) fills it
