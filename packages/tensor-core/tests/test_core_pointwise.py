@@ -605,3 +605,23 @@ def test_lerp_in_place_writes_a_castable_result_into_self(weight):
             fn(ember)
         return
     check(fn(ember), expected)
+
+
+@pytest.mark.parametrize("call", [
+    "c.clamp_max_(v)", "c.clamp_min_(v)", "c.clamp_max(v)", "c.clamp_min(m.tensor(0.5))",
+    "c.clamp_min(0.5)", "c.clamp_(max=v)", "x.clamp_min(m.tensor(1j))",
+    "x.clamp_min_(m.tensor([1j]))", "x.clamp_max_(m.ones(3))", "i.clamp_max_(m.tensor(1.5))",
+])
+def test_one_tensor_bound_checks_in_torchs_order(call):
+    """clamp_min/clamp_max with a tensor bound are torch's maximum/minimum: the shapes,
+    the written shape and the cast into self come before their kernels' dtype refusal
+    ("maximum_cpu" for complex); a number bound is clamp's ("clamp is not supported for
+    complex types")."""
+    errors = []
+    for m in (torch, ember):
+        with pytest.raises(Exception) as got:
+            eval(call, {"m": m, "c": m.tensor(1 + 1j, dtype=m.complex64),  # noqa: S307
+                        "v": m.tensor([-1.5]), "x": m.tensor([1.0, 2.0]), "i": m.tensor([1, 2])})
+        errors.append(got.value)
+    theirs, ours = errors
+    assert type(ours) is type(theirs) and str(theirs) in str(ours), (ours, theirs)

@@ -27,12 +27,13 @@ from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .binary import power
 from .conversion import cast, to
-from .copying import copy_, write_out, write_out_exact
+from .copying import check_castable, copy_, write_out, write_out_exact
 from .elementwise_factory import SAME_OUT
 from .inplace import inplace
 from .operands import (
     broadcast_shape,
     broadcasting,
+    check_inplace_shape,
     check_operand,
     common_device,
     keeping_ties,
@@ -159,12 +160,32 @@ def clamp_max(input: Tensor, max: Any, *, out: Tensor | None = None) -> Tensor:
     return clamp(input, None, max, out=out)
 
 
+# torch's clamp_min and clamp_max with a tensor bound are maximum and minimum
+_ONE_BOUND_KERNELS = {"clamp_min": "maximum_cpu", "clamp_max": "minimum_cpu"}
+
+
 def _check_one_bound(name: str, input: Any, bound: Any) -> None:
     """torch's ``clamp_min``/``clamp_max`` with a tensor bound are binary ops of their own,
-    whose iterator checks the shapes before their kernel checks the dtype (``clamp``
-    checks the dtype first)."""
+    whose iterator checks the shapes before their kernel (maximum's, minimum's) checks the
+    dtype (``clamp`` checks the dtype first)."""
     if isinstance(bound, Tensor) and isinstance(input, Tensor):
         broadcast_shape(name, input._data.shape, bound._data.shape)
+        dt = _dt.result_type(input, bound)
+        if dt.category == 3:
+            raise not_implemented(_ONE_BOUND_KERNELS[name], dt)
+
+
+def _one_bound_in_place(name: str) -> Any:
+    """The in-place ``clamp_min_``/``clamp_max_``'s checks of a tensor bound, in torch's
+    iterator's order: the shapes, the written shape, the result type's cast into self."""
+
+    def parse(input: Any, bound: Any) -> None:
+        if isinstance(bound, Tensor) and isinstance(input, Tensor):
+            shape = broadcast_shape(name, input._data.shape, bound._data.shape)
+            check_inplace_shape(name, input._data.shape, shape)
+            check_castable(name, _dt.result_type(input, bound), input.dtype)
+
+    return parse
 
 
 
@@ -384,8 +405,9 @@ def _methods() -> dict[str, Any]:
     g = globals()
     methods: dict[str, Any] = {n: g[n] for n in FUNCTIONS}
     methods["where"] = _tensor_where
-    for n in ("clamp_min", "clamp_max", "heaviside"):
-        methods[n + "_"] = inplace(g[n], n + "_")
+    for n in ("clamp_min", "clamp_max"):
+        methods[n + "_"] = inplace(g[n], n + "_", parse=_one_bound_in_place(n + "_"))
+    methods["heaviside_"] = inplace(heaviside, "heaviside_")
     methods["nan_to_num_"] = nan_to_num_
     methods.update(clamp_=inplace(clamp, "clamp_", parse=_bound_kinds("clamp_")),
                    clip_=inplace(clip, "clip_", parse=_bound_kinds("clip_")),
