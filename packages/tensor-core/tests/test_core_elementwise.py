@@ -889,3 +889,18 @@ def test_isfinite_and_isinf_of_integers_keep_the_input_layout(name, dtype):
         r = getattr(m, name)(m.from_numpy(a).permute(3, 2, 1, 0))
         got.append((r.stride(), m.cat([r, r], 0).stride(), r.tolist()))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logaddexp_special_values_are_torchs(dtype):
+    """torch's complex logaddexp: infinite real parts that tie give the smaller operand
+    (``log(0) + log(0)`` is ``-inf``, not NaN) or ``log(exp(x) + exp(y))``, a NaN anywhere
+    gives NaN, and a finite tie factors out the first operand."""
+    values = [0j, complex(-np.inf, 0), complex(-np.inf, 1), complex(np.inf, 0),
+              complex(np.inf, -2), complex(np.nan, 0), complex(0, np.nan), 1 + 2j, 1 - 2j,
+              complex(-np.inf, np.nan), complex(-np.inf, -0.0)]
+    pairs = np.array([(a, b) for a in values for b in values], dtype=dtype)
+    got = [np.asarray(m.logaddexp(m.from_numpy(pairs[:, 0].copy()),
+                                  m.from_numpy(pairs[:, 1].copy()))) for m in (torch, ember)]
+    for part in (np.real, np.imag):
+        np.testing.assert_allclose(part(got[1]), part(got[0]), rtol=1e-6)

@@ -163,11 +163,20 @@ def _integer_power(x: Any, y: Any) -> Any:
 def _logaddexp(x: Any, y: Any) -> Any:
     if getattr(x, "dtype", np.dtype(np.float64)).kind != "c":
         return np.logaddexp(x, y)
-    # complex: the operand with the larger real part factors out, as in torch
-    bigger = np.where(np.real(x) >= np.real(y), x, y)
-    smaller = np.where(np.real(x) >= np.real(y), y, x)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return bigger + np.log1p(np.exp(smaller - bigger))
+    # complex, as torch's helper: the operand with the larger real part factors out (x
+    # where the real parts tie); infinite real parts that tie give the smaller operand
+    # (-inf: its exp is 0) or log(exp(x) + exp(y)) (+inf); a NaN anywhere gives NaN
+    x_smaller = np.real(x) < np.real(y)
+    smaller, bigger = np.where(x_smaller, x, y), np.where(x_smaller, y, x)
+    low, high = np.real(smaller), np.real(bigger)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        out = np.log1p(np.exp(smaller - bigger)) + bigger
+        ties = ~np.isfinite(low) & (low == high)
+        if np.any(ties):
+            both_inf = np.log(np.exp(smaller) + np.exp(bigger))
+            out = np.where(ties, np.where(low < 0, smaller, both_inf), out)
+    nan = np.isnan(smaller) | np.isnan(bigger)
+    return np.where(nan, np.array(complex("nan+nanj"), out.dtype), out).astype(out.dtype)
 
 
 def _complex_refusal(name: str) -> Refusals:
