@@ -313,7 +313,13 @@ def cumsum(n: Any, g: Tensor) -> Grads:
     if g.ndim == 0:
         return (g,)
     d = n.params["dim"]
-    return (g.flip(d).cumsum(d).flip(d),)
+    return (_reversed_cumsum(g, d),)
+
+
+def _reversed_cumsum(t: Tensor, d: int) -> Tensor:
+    """The sums of ``t`` from each position to the end of dim ``d`` (torch's
+    reversed_cumsum, flipped both ways)."""
+    return t.flip(d).cumsum(d).flip(d)
 
 
 def cumprod(n: Any, g: Tensor) -> Grads:
@@ -324,7 +330,7 @@ def cumprod(n: Any, g: Tensor) -> Grads:
     zero = x == 0
     if not bool(zero.any()):
         out = n.result()
-        return ((g * out).flip(d).cumsum(d).flip(d) / x,)
+        return (_reversed_cumsum(g * out, d) / x,)
     if not grad_mode.enabled:
         return (_cumprod_zeros_backward(g, x, n.result(), d, zero),)
     # With zeros and a graph to build: grad_i = prod(x_<i) * sum_{j>=i} g_j prod(x_(i..j]),
@@ -347,7 +353,7 @@ def _cumprod_zeros_backward(g: Tensor, x: Tensor, out: Tensor, d: int, zero: Ten
     w = out * g
     seen = zero.cumsum(d)
     before = seen == 0
-    grad = E.where(before, w.masked_fill(~before, 0.0).flip(d).cumsum(d).flip(d) / x, 0.0)
+    grad = E.where(before, _reversed_cumsum(w.masked_fill(~before, 0.0), d) / x, 0.0)
     between = seen == 1
     first = between.max(d, keepdim=True).indices  # 0 where a slice has no zero
     at_first = E.zeros_like(between).scatter(d, first, True) & between
