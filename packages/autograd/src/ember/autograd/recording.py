@@ -160,10 +160,8 @@ def record(op: Op, args: tuple[Any, ...], params: Any, out: Any) -> None:
         _record_multi(op, f, args, params, out)
         return
     if out.dtype.category < 2:
-        # a cast to an integer dtype leaves the graph, as torch's, and so does an op torch
-        # records without a derivative (floor_divide); the others refuse the result
-        if op is not _TO_COPY and f.name != NOT_IMPLEMENTED:
-            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(out.dtype)}")
+        if op is not _TO_COPY:  # a cast to an integer dtype leaves the graph, as torch's
+            _refuse_integer_result(f, out.dtype)
         return
     node = _op_node(op, f, args, params, 1)
     out._requires_grad = True
@@ -295,6 +293,13 @@ def _meta(x: Tensor) -> tuple[Any, Any, Any]:
     return (x._data.shape, x.dtype, x.device)
 
 
+def _refuse_integer_result(f: Formula, dt: Any) -> None:
+    """torch's refusal of a history for an integer result, but for an op it records
+    without a derivative (floor_divide), whose result leaves the graph."""
+    if f.name != NOT_IMPLEMENTED:
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dt)}")
+
+
 def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
                   outs: tuple[Any, ...]) -> None:
     diff = [o is not None and o.dtype.category >= 2 for o in outs]
@@ -302,8 +307,8 @@ def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
         # integer outputs only (values and indices of an integer tensor with a history):
         # refused, as a single output is
         first = next((o for o in outs if o is not None), None)
-        if first is not None and f.name != NOT_IMPLEMENTED:
-            raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(first.dtype)}")
+        if first is not None:
+            _refuse_integer_result(f, first.dtype)
         return
     node = _op_node(op, f, args, params, len(outs))
     for i, o in enumerate(outs):
