@@ -252,20 +252,26 @@ _MUTATING_TAIL = """    if out is not x:
         vc[0] += 1
     return a
 """
+# a new Tensor ``{t}`` over ``{array}``, with no history (its _vc and _base set after)
+_FRESH = """    {t} = _new(Tensor)
+    {t}._data = {array}
+    {t}.dtype = {dtype}
+    {t}.device = CPU
+    {t}._row_major = {row_major}
+    {t}._requires_grad = False
+    {t}.grad = None
+    {t}._grad_fn = None
+    {t}._ag = None
+"""
+_NO_VIEW = """    {t}._vc = None
+    {t}._base = None
+"""
 _NEW_TENSOR = """    if out.__class__ is not _ndarray:
         if out.__class__ is tuple or not isinstance(out, _generic):
             {finished}
         out = np.asarray(out)  # ufuncs answer 0-d operands with numpy scalars
-{layout}    t = _new(Tensor)
-    t._data = out
-    t.dtype = _FROM_NP[out.dtype]
-    t.device = CPU
-    t._row_major = {row_major}
-    t._requires_grad = False
-    t.grad = None
-    t._grad_fn = None
-    t._ag = None
-"""
+{layout}""" + _FRESH.format(t="t", array="out", dtype="_FROM_NP[out.dtype]",
+                           row_major="{row_major}")
 _FINISHED = "return _finish(op, args, params, out, CPU)"
 _FINISHED_RECORDED = """res = _finish(op, args, params, out, CPU)
             if rec:
@@ -286,30 +292,17 @@ _VIEW_TAIL = _NEW_TENSOR.format(layout="", row_major="False", finished=_FINISHED
     t._cm = 0
     return t
 """
-_PLAIN_TAIL = _NEW_TENSOR + """    t._vc = None
-    t._base = None
-{returned}"""
+_PLAIN_TAIL = _NEW_TENSOR + _NO_VIEW.format(t="t") + "{returned}"
 # a random op's (values, state): the values laid out by the sampler itself (row-major
 # unless its params give strides), the state a row-major byte array
-_FRESH = """    {t} = _new(Tensor)
-    {t}._data = {array}
-    {t}.dtype = {dtype}
-    {t}.device = CPU
-    {t}._row_major = {row_major}
-    {t}._requires_grad = False
-    {t}.grad = None
-    {t}._grad_fn = None
-    {t}._ag = None
-    {t}._vc = None
-    {t}._base = None
-"""
 _SAMPLED_TAIL = """    values, state = out
     if values.__class__ is not _ndarray:
         values = np.asarray(values)  # a 0-d draw can come back a numpy scalar
 """ + _FRESH.format(
     t="t", array="values", dtype="_FROM_NP[values.dtype]",
-    row_major="values.size != 0 and params.get('strides') is None") + _FRESH.format(
-    t="s", array="state", dtype="_UINT8", row_major="True") + """    t = (t, s)
+    row_major="values.size != 0 and params.get('strides') is None") + _NO_VIEW.format(
+    t="t") + _FRESH.format(t="s", array="state", dtype="_UINT8", row_major="True") + \
+    _NO_VIEW.format(t="s") + """    t = (t, s)
 {recorded}    return t
 """
 
