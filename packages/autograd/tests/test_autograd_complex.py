@@ -47,3 +47,12 @@ def test_the_complex_table_is_not_empty():
 @pytest.mark.parametrize(("fn", "shapes", "opts"), CASES)
 def test_complex_gradients_match_torch(fn, shapes, opts):
     compare_grads(fn, shapes, "complex128", **_domain(opts))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_acosh_gradient_takes_torchs_branch_off_its_real_domain(dtype):
+    # below 1 torch's real formula stays (x^2 - 1).rsqrt() (finite below -1); its complex
+    # one multiplies two rsqrts, whose branch differs where Re(x^2) < 1 and Im(x^2) > 0
+    compare_grads(lambda m, x: x.acosh(), [(64,)], dtype, low=-3.0, high=-1.1)
+    if dtype == "complex128":
+        compare_grads(lambda m, x: x.acosh(), [(64,)], dtype, low=-1.0, high=1.0)

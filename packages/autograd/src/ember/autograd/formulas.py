@@ -67,6 +67,16 @@ def _sgn(n: Any, g: Any) -> tuple[Any, ...]:
     return (E.where(size == 0, 0.0, (g - s * s * ew.conj(g)) / (2.0 * size)),)
 
 
+def _acosh(n: Any, g: Any) -> tuple[Any, ...]:
+    """torch's acosh backward: ``(x^2 - 1).rsqrt()`` for a real x (finite below -1 too);
+    for a complex x the two factors' rsqrt, whose branch differs from the square's where
+    Re(x^2) < 1 and Im(x^2) > 0."""
+    x = n.saved(0)
+    if x.dtype.category != 3:
+        return (g * (x.pow(2) - 1).rsqrt(),)
+    return (g * ((x - 1).rsqrt() * (x + 1).rsqrt()),)
+
+
 def _zeros(n: Any, g: Any) -> tuple[Any, ...]:
     return ew.zeros(g), ew.zeros(g) if ew.needs(n, 1) else None
 
@@ -163,7 +173,7 @@ _CORE: dict[str, Formula] = {
     "cosh": F(lambda n, g: (g * n.saved(0).sinh(),), X),
     "tanh": F(lambda n, g: (g * (1 - n.result() * n.result()),), result=R),
     "asinh": F(lambda n, g: (g * (n.saved(0).pow(2) + 1).rsqrt(),), X),
-    "acosh": F(lambda n, g: (g * (n.saved(0).pow(2) - 1).rsqrt(),), X),
+    "acosh": F(_acosh, X),
     "atanh": F(lambda n, g: (g / (1 - n.saved(0).pow(2)),), X),
     "sigmoid": F(lambda n, g: (g * (1 - n.result()) * n.result(),), result=R),
     "erf": F(lambda n, g: (_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
