@@ -2,6 +2,8 @@
 kron, cross, trace) compared with torch; where torch raises, Ember must raise the same
 exception type (with torch's message substance for shape errors)."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -444,6 +446,29 @@ def test_products_over_one_inner_element_keep_nan_times_zero(fn, dtype):
     v = np.zeros(1, dtype=dtype)
     ours = fn(ember, ember.from_numpy(m), ember.from_numpy(v))
     check(ours, fn(torch, torch.from_numpy(m), torch.from_numpy(v)))
+
+
+@pytest.mark.parametrize("name", ["addmm", "baddbmm", "addbmm", "addmv"])
+@pytest.mark.parametrize("rows", [0, 2])
+@pytest.mark.parametrize("beta", [0.5, 0.0, 2])
+def test_an_empty_inner_dim_scales_an_integer_input_by_beta_as_torch(name, rows, beta):
+    """addmm, baddbmm and addbmm with no products scale input by beta in place where the
+    result has elements: a float beta refuses an integer input; addmv takes another path."""
+    lead = (1,) if name in ("baddbmm", "addbmm") else ()
+    inp = {"addmm": (rows, 2), "baddbmm": (1, rows, 2), "addbmm": (rows, 2), "addmv": (rows,)}
+    second = (*lead, 0) if name == "addmv" else (*lead, 0, 2)
+
+    def call(L):
+        i = L.int32
+        return getattr(L, name)(L.ones(inp[name], dtype=i), L.ones((*lead, rows, 0), dtype=i),
+                                L.ones(second, dtype=i), beta=beta)
+    try:
+        expected = call(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=re.escape(str(e))):
+            call(ember)
+        return
+    check(call(ember), expected)
 
 
 def test_addbmm_of_no_batch_scales_an_integer_input_by_a_float_beta_as_torch():

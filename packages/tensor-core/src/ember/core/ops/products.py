@@ -424,6 +424,14 @@ def _add_product(op: Any, name: str, input: Tensor, m1: Tensor, m2: Tensor, targ
                            f"{scalar_type_name(input.dtype)} and {scalar_type_name(dt)}")
     _expand_check(input._data.shape, target, dt)
     dev = common_device(name, input, m1, m2)
+    no_products = ((m1._data.shape[-1] == 0 and math.prod(target) > 0)
+                   or (name == "addbmm" and m1._data.shape[0] == 0))
+    if (no_products and name != "addmv" and beta.__class__ is float and beta != 0
+            and input.dtype.category < 2):
+        # an empty inner dim under a non-empty result, or addbmm's empty batch: torch scales a
+        # copy of input by beta in place, and an integer tensor refuses a float factor
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_type_name(input.dtype)}")
     params = {"beta": _coefficient(name, beta, dt), "alpha": _coefficient(name, alpha, dt)}
     # a 0-d CPU input joins a CUDA product as torch lets it
     return _out(name, out, dispatch(op, (cast(input, dt, dev), m1, m2), params))
@@ -498,11 +506,6 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     if batch1.dtype is not batch2.dtype:
         raise scalar_type_error(batch1.dtype, batch2.dtype)
     no_bool("addmm_impl_cpu_", batch1.dtype, rows * cols * k * n)
-    if not n and beta.__class__ is float and beta != 0 and input.dtype.category < 2:
-        # with no batch torch scales a copy of input by beta in place: a float factor is
-        # refused by an integer tensor
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input.dtype)}")
     return _add_product(ADDBMM, "addbmm", input, batch1, batch2, (rows, cols), beta, alpha, out)
 
 
