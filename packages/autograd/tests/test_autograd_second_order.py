@@ -44,6 +44,8 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("std", lambda m, x: x.std(1), [M], {}),
     ("norm", lambda m, x: x.norm(dim=1), [M], {}),
     ("logsumexp", lambda m, x: x.logsumexp(1), [M], {}),
+    ("layer_norm", lambda m, x, w, b: m.layer_norm(x, (4,), w, b) ** 2, [M, V, V], {}),
+    ("rms_norm", lambda m, x, w: m.rms_norm(x, (3, 4), w) ** 2, [(2, 3, 4), M], {}),
     ("amax", lambda m, x: x.amax(1) * x.sum(), [M], {}),
     ("max_dim", lambda m, x: x.max(1)[0] * x.sum(), [M], {}),
     ("cumsum", lambda m, x: x.cumsum(1) ** 2, [M], {}),

@@ -36,6 +36,8 @@ class Formula:
     then refuses as torch's does (where, lerp, logaddexp, a sum to a complex dtype, a custom
     Function); otherwise the engine takes the real part, as torch's other formulas for real
     and complex operands do themselves.
+    ``outputs``: the outputs that are differentiable, for ops with several where torch's
+    are not all (the mean and rstd of ``native_layer_norm``); by default every floating one.
     ``conjugates``: the VJP applies torch's conjugates itself (a non-holomorphic op's:
     ``abs``, a custom Function's). The others are written as the gradient times the
     derivative, ``g * f'(z)``; torch's VJP of a holomorphic op is ``g * conj(f'(z))``,
@@ -44,7 +46,7 @@ class Formula:
     """
 
     __slots__ = ("vjp", "saved", "saves_result", "name", "node_class", "variants", "setup",
-                 "listed", "scalar_first", "passes_complex", "conjugates")
+                 "listed", "scalar_first", "passes_complex", "conjugates", "outputs")
 
     def __init__(self, vjp: Callable[..., Any],
                  saved: tuple[int, ...] | Callable[[Any], tuple[int, ...]] = (),
@@ -52,8 +54,9 @@ class Formula:
                  name: str | Callable[[Any], str] | None = None,
                  setup: Callable[..., None] | None = None,
                  listed: tuple[int, ...] | None = None, passes_complex: bool = False,
-                 conjugates: bool = False):
+                 conjugates: bool = False, outputs: tuple[int, ...] | None = None):
         self.vjp = vjp
+        self.outputs = outputs
         self.passes_complex = passes_complex
         self.conjugates = conjugates
         self.setup = setup

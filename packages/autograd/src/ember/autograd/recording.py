@@ -303,6 +303,8 @@ def _refuse_integer_result(f: Formula, dt: Any) -> None:
 def _record_multi(op: Op, f: Formula, args: tuple[Any, ...], params: Any,
                   outs: tuple[Any, ...]) -> None:
     diff = [o is not None and o.dtype.category >= 2 for o in outs]
+    if f.outputs is not None:
+        diff = [d and i in f.outputs for i, d in enumerate(diff)]
     if not any(diff):
         # integer outputs only (values and indices of an integer tensor with a history):
         # refused, as a single output is

@@ -40,6 +40,7 @@ from .ops import (
     joining,
     masked,
     minmax,
+    normalization,
     norms,
     pointwise,
     products,
@@ -63,9 +64,9 @@ from .tensor import Size, Tensor
 
 OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
-    reduction, minmax, norms, scan, sorting, searching, sampling, shape, transposing, strided,
-    joining, splitting, rearranging, indexing, gather_scatter, masked, products, contraction,
-    einsum_contraction)
+    reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
+    transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
+    products, contraction, einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

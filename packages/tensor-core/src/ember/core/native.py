@@ -25,8 +25,9 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["library", "reason", "set_num_threads", "get_num_threads"]
+__all__ = ["library", "Kernels", "reason", "set_num_threads", "get_num_threads"]
 
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC")
 _OPENMP = "-fopenmp"
@@ -127,6 +128,32 @@ def _compile(cc: str, source: str, path: Path) -> None:
         else:
             raise subprocess.SubprocessError(done.stderr.strip()[-500:])
         os.replace(out, path)  # atomic: another process sees the whole file or none
+
+
+class Kernels:
+    """The functions of one C source, compiled, loaded and given their argument types at
+    the first call that asks for one (``kernels("name")``; None where native kernels are
+    off or cannot be built: the caller runs its reference)."""
+
+    __slots__ = ("source", "signatures", "_bound")
+
+    def __init__(self, source: str, signatures: dict[str, list[Any]]):
+        self.source = source
+        self.signatures = signatures
+        self._bound: dict[str, Any] | None = None
+
+    def __call__(self, name: str) -> Any:
+        bound = self._bound
+        if bound is None:
+            bound = self._bound = {}
+            lib = library(self.source)
+            if lib is not None:
+                for fn_name, argtypes in self.signatures.items():
+                    fn = getattr(lib, fn_name)
+                    fn.argtypes = argtypes
+                    fn.restype = None
+                    bound[fn_name] = fn
+        return bound.get(name)
 
 
 # ----------------------------------------------------------------------------- threads

@@ -102,24 +102,10 @@ void NAME(const T *x, T *y, int64_t rows, int64_t n, int take_log, int threads) 
 ROWS(float, softmax_f32, expf, logf)
 ROWS(double, softmax_f64, exp, log)
 """
-_NATIVE: dict[Any, Any] = {}
-
-
-def _native(dtype: Any) -> Any:
-    """The native row kernel for numpy ``dtype`` (float32, float64), or None."""
-    if "lib" not in _NATIVE:
-        lib = native.library(_SOURCE)
-        for name in ("softmax_f32", "softmax_f64"):
-            if lib is not None:
-                fn = getattr(lib, name)
-                fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                               ctypes.c_int64, ctypes.c_int, ctypes.c_int]
-                fn.restype = None
-        _NATIVE["lib"] = lib
-        if lib is not None:
-            _NATIVE[np.dtype(np.float32)] = lib.softmax_f32
-            _NATIVE[np.dtype(np.float64)] = lib.softmax_f64
-    return _NATIVE.get(dtype)
+_ROW_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
+             ctypes.c_int]
+_KERNELS = native.Kernels(_SOURCE, {"softmax_f32": _ROW_ARGS, "softmax_f64": _ROW_ARGS})
+_NAMES = {np.dtype(np.float32): "softmax_f32", np.dtype(np.float64): "softmax_f64"}
 
 
 def _rows_kernel(reference: Any, take_log: int) -> Any:
@@ -128,7 +114,7 @@ def _rows_kernel(reference: Any, take_log: int) -> Any:
 
     def kernel(x: Any, *, dim: int) -> Any:
         if x.ndim and dim == x.ndim - 1 and x.size and x.flags.c_contiguous:
-            fn = _native(x.dtype)
+            fn = _KERNELS(_NAMES.get(x.dtype, ""))
             if fn is not None:
                 y = np.empty(x.shape, x.dtype)
                 n = x.shape[-1]
