@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from dispatch_oracle import make
+
+from ember.core.ops import softmax as softmax_ops
 
 Sample = Callable[[Any, str], Any]
 B = (2, 3, 4)
@@ -49,6 +52,29 @@ def _selection(call: Callable[..., Any]) -> list[Sample]:
         lambda m, d: call(m, make(m, d, ()), 0, False),
         lambda m, d: call(m, make(m, d, (0, 3)), 1, False),
     ]
+
+
+def _softmax_backward(name: str) -> list[Sample]:
+    """Samples of the fused backward of ``name`` along one dim: of a transposed output,
+    of an expanded gradient, a half type's, of 0-d and empty outputs."""
+    op = getattr(softmax_ops, name.upper() + "_BACKWARD")
+
+    def call(shape: tuple[int, ...], dim: int, dtype: str = "float32",
+             transposed: bool = False, expanded: bool = False) -> Sample:
+        def sample(m: Any, d: str) -> Any:
+            y = getattr(make(m, d, shape, dtype, transposed=transposed), name)(dim)
+            g = make(m, d, shape, dtype, seed=1)
+            if expanded:
+                g = g[:1].expand(*shape)
+            if m is torch:
+                aten = getattr(torch.ops.aten, f"_{name}_backward_data")
+                return aten(g, y, dim, y.dtype)
+            return op(g, y, dim=dim)
+
+        return sample
+
+    return [call((3, 4), 1), call(B, 0, transposed=True), call((3, 4), 1, expanded=True),
+            call((3, 4), 0, "float16"), call((), 0, "float64"), call((0, 3), 1)]
 
 
 def _sorted(m: Any, d: str, shape: tuple[int, ...], dtype: str = "float32") -> Any:
@@ -201,6 +227,8 @@ SAMPLES: dict[str, list[Sample]] = {
     "log_softmax": _scan(lambda m, x, dim: m.log_softmax(x, dim)) + [
         lambda m, d: make(m, d, (3, 4), "bfloat16").log_softmax(0),
     ],
+    "_softmax_backward_data": _softmax_backward("softmax"),
+    "_log_softmax_backward_data": _softmax_backward("log_softmax"),
     # ------------------------------------------------------------------ sorting
     "sort": [
         lambda m, d: m.sort(make(m, d, (3, 4))),

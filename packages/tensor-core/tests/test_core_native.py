@@ -141,3 +141,33 @@ def test_native_softmax_agrees_with_its_reference_and_with_any_thread_count(name
     finally:
         ember.set_num_threads(before)
     assert math.isnan(native_result[0, 0]) and np.isnan(native_result[0]).all()
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("n", [1, 3, 256, 1000, 4097])
+def test_softmax_backward_rows_match_torch(name, dtype, n):
+    y = getattr(torch, name)(torch.from_numpy(_rows(n, (2, 3), dtype)), -1)
+    g = torch.from_numpy(np.random.default_rng(1).normal(0, 1, y.shape).astype(dtype))
+    op = getattr(softmax_module, name.upper() + "_BACKWARD")
+    aten = getattr(torch.ops.aten, f"_{name}_backward_data")
+    check(op(ember.from_numpy(g.numpy()), ember.from_numpy(y.numpy()), dim=2),
+          aten(g, y, 2, y.dtype))
+
+
+@needs_compiler
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_native_softmax_backward_agrees_with_its_reference_and_any_thread_count(name):
+    op = getattr(softmax_module, name.upper() + "_BACKWARD")
+    rng = np.random.default_rng(2)
+    y = getattr(softmax_module, name.upper()).forward(rng.normal(0, 2, (250, 300)), dim=1)
+    g = rng.normal(0, 1, y.shape)
+    fast = op.table["cpu"](g, y, dim=1)
+    assert op.table["cpu"] is not op.forward
+    np.testing.assert_allclose(fast, op.forward(g, y, dim=1), rtol=1e-12, atol=1e-14)
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        np.testing.assert_array_equal(op.table["cpu"](g, y, dim=1), fast)
+    finally:
+        ember.set_num_threads(before)

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
-from ember.core.dispatch import grad_mode
+from ember.core.dispatch import dispatch, grad_mode
+from ember.core.ops.softmax import LOG_SOFTMAX_BACKWARD, SOFTMAX_BACKWARD
 from ember.core.tensor import Tensor, make
 
 from .formula import XY, Formula, R, X
@@ -402,6 +403,8 @@ def topk(n: Any, g: Any) -> Grads:
 def softmax(n: Any, g: Tensor) -> Grads:
     y = n.result()
     dim = n.params["dim"]
+    if not grad_mode.enabled:  # no graph to build: the fused backward
+        return (dispatch(SOFTMAX_BACKWARD, (g, y), {"dim": dim}),)
     if y.ndim == 0:
         return ((g - g * y) * y,)
     return ((g - (g * y).sum(dim, keepdim=True)) * y,)
@@ -410,6 +413,8 @@ def softmax(n: Any, g: Tensor) -> Grads:
 def log_softmax(n: Any, g: Tensor) -> Grads:
     y = n.result()
     dim = n.params["dim"]
+    if not grad_mode.enabled:
+        return (dispatch(LOG_SOFTMAX_BACKWARD, (g, y), {"dim": dim}),)
     if y.ndim == 0:
         return (g - y.exp() * g,)
     return (g - y.exp() * g.sum(dim, keepdim=True),)

@@ -3,6 +3,9 @@ float16/bfloat16 compute in float32 and round once, as torch's CPU kernels do.
 
 Primitives ``softmax`` and ``log_softmax`` (operand the input, params ``dim``): the result
 has the input's shape and dtype and is row-major whatever the input's layout, as torch's.
+Their fused backwards ``_softmax_backward_data`` and ``_log_softmax_backward_data``
+(operands the output's gradient and the output, params ``dim``) give the input's gradient,
+laid out likewise.
 """
 
 from __future__ import annotations
@@ -49,8 +52,33 @@ def _rule(x: Any, *, dim: int) -> Any:
     return meta.empty(x.shape, x.dtype)
 
 
+def _softmax_backward(g: Any, y: Any, *, dim: int) -> Any:
+    """``y * (g - sum(g * y))`` along ``dim``."""
+    gz, yz = upcast(g, y)
+    if y.ndim == 0 or not y.size:
+        return (yz * (gz - gz * yz)).astype(y.dtype, order="C", copy=False)
+    r = yz * (gz - (gz * yz).sum(axis=dim, keepdims=True))
+    return r.astype(y.dtype, order="C", copy=False)
+
+
+def _log_softmax_backward(g: Any, y: Any, *, dim: int) -> Any:
+    """``g - exp(y) * sum(g)`` along ``dim``."""
+    gz, yz = upcast(g, y)
+    total = gz if y.ndim == 0 or not y.size else gz.sum(axis=dim, keepdims=True)
+    return (gz - np.exp(yz) * total).astype(y.dtype, order="C", copy=False)
+
+
+def _backward_rule(g: Any, y: Any, *, dim: int) -> Any:
+    return meta.empty(y.shape, y.dtype)
+
+
 SOFTMAX = register("softmax", _softmax, _rule, "reduction", arg_names=("self",))
 LOG_SOFTMAX = register("log_softmax", _log_softmax, _rule, "reduction", arg_names=("self",))
+SOFTMAX_BACKWARD = register("_softmax_backward_data", _softmax_backward, _backward_rule,
+                            "reduction", False, arg_names=("grad_output", "output"))
+LOG_SOFTMAX_BACKWARD = register("_log_softmax_backward_data", _log_softmax_backward,
+                                _backward_rule, "reduction", False,
+                                arg_names=("grad_output", "output"))
 
 # ----------------------------------------------------------------------------- native CPU
 
@@ -99,13 +127,53 @@ void NAME(const T *x, T *y, int64_t rows, int64_t n, int take_log, int threads) 
     }                                                                                  \\
 }
 
+/* the input's gradient from the output's, ``g``, and the output ``y``: softmax's
+   y * (g - sum(g * y)), log_softmax's g - exp(y) * sum(g) */
+#define BACK(T, NAME, EXP)                                                             \\
+void NAME(const T *g, const T *y, T *dx, int64_t rows, int64_t n, int take_log,        \\
+          int threads) {                                                               \\
+    _Pragma("omp parallel for num_threads(threads) schedule(static) if(rows * n >= 65536)") \\
+    for (int64_t r = 0; r < rows; ++r) {                                               \\
+        const T *gr = g + r * n, *yr = y + r * n;                                      \\
+        T *dr = dx + r * n;                                                            \\
+        T s = 0;                                                                       \\
+        if (take_log) {                                                                \\
+            _Pragma("omp simd reduction(+:s)")                                         \\
+            for (int64_t i = 0; i < n; ++i) s += gr[i];                                \\
+            _Pragma("omp simd")                                                        \\
+            for (int64_t i = 0; i < n; ++i) dr[i] = gr[i] - EXP(yr[i]) * s;            \\
+        } else {                                                                       \\
+            _Pragma("omp simd reduction(+:s)")                                         \\
+            for (int64_t i = 0; i < n; ++i) s += gr[i] * yr[i];                        \\
+            _Pragma("omp simd")                                                        \\
+            for (int64_t i = 0; i < n; ++i) dr[i] = yr[i] * (gr[i] - s);               \\
+        }                                                                              \\
+    }                                                                                  \\
+}
+
 ROWS(float, softmax_f32, expf, logf)
 ROWS(double, softmax_f64, exp, log)
+BACK(float, softmax_backward_f32, expf)
+BACK(double, softmax_backward_f64, exp)
 """
 _ROW_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int,
              ctypes.c_int]
-_KERNELS = native.Kernels(_SOURCE, {"softmax_f32": _ROW_ARGS, "softmax_f64": _ROW_ARGS})
-_NAMES = {np.dtype(np.float32): "softmax_f32", np.dtype(np.float64): "softmax_f64"}
+_BACK_ARGS = [ctypes.c_void_p, *_ROW_ARGS]
+_KERNELS = native.Kernels(_SOURCE, {
+    "softmax_f32": _ROW_ARGS, "softmax_f64": _ROW_ARGS,
+    "softmax_backward_f32": _BACK_ARGS, "softmax_backward_f64": _BACK_ARGS})
+_SUFFIX = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}
+
+
+def _last_dim_rows(name: str, dim: int, *arrays: Any) -> Any:
+    """The native ``name`` loop where every array is row-major in one float32 or float64
+    dtype and ``dim`` is the last, with elements to work on; else None."""
+    x = arrays[0]
+    suffix = _SUFFIX.get(x.dtype)
+    if suffix is None or not x.ndim or dim != x.ndim - 1 or not x.size or not all(
+            a.dtype == x.dtype and a.flags.c_contiguous for a in arrays):
+        return None
+    return _KERNELS(name + suffix)
 
 
 def _rows_kernel(reference: Any, take_log: int) -> Any:
@@ -113,15 +181,33 @@ def _rows_kernel(reference: Any, take_log: int) -> Any:
     input along its last dim, the reference forward otherwise."""
 
     def kernel(x: Any, *, dim: int) -> Any:
-        if x.ndim and dim == x.ndim - 1 and x.size and x.flags.c_contiguous:
-            fn = _KERNELS(_NAMES.get(x.dtype, ""))
-            if fn is not None:
-                y = np.empty(x.shape, x.dtype)
-                n = x.shape[-1]
-                fn(x.ctypes.data, y.ctypes.data, x.size // n, n, take_log,
-                   native.get_num_threads())
-                return y
-        return reference(x, dim=dim)
+        fn = _last_dim_rows("softmax", dim, x)
+        if fn is None:
+            return reference(x, dim=dim)
+        y = np.empty(x.shape, x.dtype)
+        n = x.shape[-1]
+        fn(x.ctypes.data, y.ctypes.data, x.size // n, n, take_log, native.get_num_threads())
+        return y
+
+    kernel.__name__ = reference.__name__
+    return kernel
+
+
+def _backward_kernel(reference: Any, take_log: int) -> Any:
+    """The CPU kernel of a backward: the native loop where the gradient and the output are
+    row-major along their last dim (an expanded gradient is copied once first)."""
+
+    def kernel(g: Any, y: Any, *, dim: int) -> Any:
+        if not g.flags.c_contiguous and g.dtype == y.dtype:
+            g = np.ascontiguousarray(g)
+        fn = _last_dim_rows("softmax_backward", dim, y, g)
+        if fn is None:
+            return reference(g, y, dim=dim)
+        dx = np.empty(y.shape, y.dtype)
+        n = y.shape[-1]
+        fn(g.ctypes.data, y.ctypes.data, dx.ctypes.data, y.size // n, n, take_log,
+           native.get_num_threads())
+        return dx
 
     kernel.__name__ = reference.__name__
     return kernel
@@ -129,6 +215,8 @@ def _rows_kernel(reference: Any, take_log: int) -> Any:
 
 SOFTMAX.register_kernel("cpu", _rows_kernel(_softmax, 0))
 LOG_SOFTMAX.register_kernel("cpu", _rows_kernel(_log_softmax, 1))
+SOFTMAX_BACKWARD.register_kernel("cpu", _backward_kernel(_softmax_backward, 0))
+LOG_SOFTMAX_BACKWARD.register_kernel("cpu", _backward_kernel(_log_softmax_backward, 1))
 
 
 def _softmax_like(op: Op, input: Tensor, dim: Any, dtype: Any) -> Tensor:
