@@ -56,6 +56,25 @@ def test_a_source_compiles_once_and_is_loaded_from_the_cache(cache):
     assert built.stat().st_mtime_ns == stamp and len(list(cache.glob("*.so"))) == 1
 
 
+@needs_compiler
+def test_addresses_are_the_arrays_data_pointers(cache, monkeypatch):
+    monkeypatch.setattr(native, "_address_reader", [])
+    a = np.arange(12.0).reshape(3, 4)
+    read_only = np.broadcast_to(np.ones(3), (3,))  # not writable: still readable
+    expected = (a.ctypes.data, None, a[1:].ctypes.data, read_only.ctypes.data)
+    assert native.addresses(a, None, a[1:], read_only) == expected
+    if native.extension("_ember_addresses", native._ADDRESSES) is not None:
+        assert native._address_reader[0] is not native._ctypes_addresses
+
+
+def test_addresses_fall_back_to_numpy_without_native_code(cache, monkeypatch):
+    monkeypatch.setenv("EMBER_NATIVE", "0")
+    monkeypatch.setattr(native, "_address_reader", [])
+    a = np.zeros(3)
+    assert native.addresses(a, None) == (a.ctypes.data, None)
+    assert native._address_reader == [native._ctypes_addresses]
+
+
 def test_native_kernels_can_be_turned_off(cache, monkeypatch):
     monkeypatch.setenv("EMBER_NATIVE", "0")
     assert native.library(_ADD_ONE) is None

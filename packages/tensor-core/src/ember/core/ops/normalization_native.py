@@ -154,10 +154,6 @@ def _native(kind: str, x: Any, *arrays: Any) -> Any:
     return _KERNELS(f"norm_{kind}_{suffix}")
 
 
-def _ptr(a: Any) -> Any:
-    return None if a is None else a.ctypes.data
-
-
 def _forward(x: Any, w: Any, b: Any, ns: tuple[int, ...], eps: float,
              rms: bool) -> tuple[Any, Any, Any] | None:
     """``(out, mean, rstd)`` from the native loop (mean None for the RMS norm), or None."""
@@ -169,8 +165,8 @@ def _forward(x: Any, w: Any, b: Any, ns: tuple[int, ...], eps: float,
     stat = x.shape[:x.ndim - len(ns)] + (1,) * len(ns)
     y, rstd = np.empty(x.shape, x.dtype), np.empty(stat, x.dtype)
     mean = None if rms else np.empty(stat, x.dtype)
-    fn(x.ctypes.data, _ptr(w), _ptr(b), y.ctypes.data, _ptr(mean), rstd.ctypes.data, rows,
-       n, eps, int(rms), native.get_num_threads())
+    fn(*native.addresses(x, w, b, y, mean, rstd), rows, n, eps, int(rms),
+       native.get_num_threads())
     return y, mean, rstd
 
 
@@ -185,8 +181,8 @@ def _backward(g: Any, x: Any, mean: Any, rstd: Any, w: Any, ns: tuple[int, ...],
     dw = np.empty(ns, x.dtype) if mask[1] else None
     db = np.empty(ns, x.dtype) if len(mask) > 2 and mask[2] else None
     n = math.prod(ns)
-    fn(g.ctypes.data, x.ctypes.data, _ptr(mean), rstd.ctypes.data, _ptr(w), _ptr(dx),
-       _ptr(dw), _ptr(db), x.size // n, n, native.get_num_threads())
+    fn(*native.addresses(g, x, mean, rstd, w, dx, dw, db), x.size // n, n,
+       native.get_num_threads())
     return dx, dw, db
 
 
