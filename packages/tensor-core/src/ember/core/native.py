@@ -36,8 +36,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["library", "extension", "addresses", "Kernels", "reason", "set_num_threads",
-           "get_num_threads"]
+__all__ = ["library", "extension", "addresses", "Kernels", "build_all", "reason",
+           "set_num_threads", "get_num_threads"]
 
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC")
 _OPENMP = "-fopenmp"
@@ -248,6 +248,7 @@ class Kernels:
         self.source = source
         self.signatures = signatures
         self._bound: dict[str, Any] | None = None
+        _every_kernels.append(self)
 
     def __call__(self, name: str) -> Any:
         bound = self._bound
@@ -261,6 +262,17 @@ class Kernels:
                     fn.restype = None
                     bound[fn_name] = fn
         return bound.get(name)
+
+
+_every_kernels: list[Kernels] = []
+
+
+def build_all() -> bool:
+    """Compile (or load from the cache) every native kernel Ember has, as their first calls
+    would: True where all of them load."""
+    ready = [kernels(next(iter(kernels.signatures))) is not None for kernels in _every_kernels]
+    addresses()
+    return all(ready) and _address_reader[0] is not _ctypes_addresses
 
 
 # ----------------------------------------------------------------------------- threads

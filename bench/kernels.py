@@ -1,0 +1,135 @@
+"""The fused primitives of training: Ember against PyTorch, forward and forward+backward.
+
+For each primitive, at a GPT-block size (8, 64, 128), about 1e6 and about 1.6e7 float32
+elements: the median time of Ember and of torch measured in alternating rounds, with the
+same thread count on both sides (torch's intra-op threads set to Ember's), and the ratio
+(Ember / torch: below 1.0 means Ember is faster). "fwd" runs under no_grad; "fwd+bwd"
+runs the forward recording a graph and ``autograd.grad`` of it for every input that
+requires one. The last lines give the geometric means. The first line gives the time
+``native.build_all()`` takes in a fresh interpreter with an empty kernel cache (the cold
+compile of every native kernel) and again with that cache filled (a warm start).
+
+    python bench/kernels.py [--quick] [--only NAME[,NAME...]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from overhead import compare_us  # noqa: E402
+
+# (rows, row length) of each size: the GPT block's (8 * 64, 128), then rows of 256 and 1024
+SIZES = {"gpt (8,64,128)": (8, 64, 128), "1e6": (4096, 256), "1.6e7": (16384, 1024)}
+
+
+def _functional(lib: Any) -> Any:
+    """torch.nn.functional, or where Ember keeps the same functions."""
+    if lib.__name__ == "torch":
+        return lib.nn.functional
+    from ember.core.ops import activations
+
+    return activations
+
+
+def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[..., Any], list[Any]]]:
+    """Each primitive as ``(fn, inputs)``: ``fn(*inputs)`` computes it."""
+    rng = np.random.default_rng(0)
+    n = shape[-1]
+
+    def t(*s: int) -> Any:
+        return lib.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+
+    x, w, b = t(*shape), t(n), t(n)
+    F = _functional(lib)
+    return {
+        "softmax": (lambda x: lib.softmax(x, -1), [x]),
+        "log_softmax": (lambda x: lib.log_softmax(x, -1), [x]),
+        "layer_norm": (lambda x, w, b: lib.layer_norm(x, (n,), w, b), [x, w, b]),
+        "rms_norm": (lambda x, w: lib.rms_norm(x, (n,), w), [x, w]),
+        "gelu": (lambda x: F.gelu(x), [x]),
+        "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), [x]),
+        "silu": (lambda x: F.silu(x), [x]),
+    }
+
+
+def _programs(lib: Any, fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, Any]:
+    grad = lib.autograd.grad
+
+    def forward() -> Any:
+        with lib.no_grad():
+            return fn(*inputs)
+
+    seed = fn(*inputs).detach().clone().normal_()
+
+    def forward_backward() -> Any:
+        return grad(fn(*inputs), inputs, seed)
+
+    return forward, forward_backward
+
+
+_BUILD = ("import time; from ember.core import native; start = time.perf_counter(); "
+          "ready = native.build_all(); print(time.perf_counter() - start, ready)")
+
+
+def startup() -> str:
+    """Cold and warm ``build_all`` times, each in a fresh interpreter."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "EMBER_CACHE_DIR": cache}
+        runs = [subprocess.run([sys.executable, "-c", _BUILD], env=env, check=True,
+                               capture_output=True, text=True).stdout.split()
+                for _ in range(2)]
+    (cold, ready), (warm, _) = runs
+    return (f"native kernels: cold compile {float(cold):.2f} s, warm start "
+            f"{float(warm) * 1e3:.1f} ms{'' if ready == 'True' else ' (some failed to build)'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier)")
+    parser.add_argument("--only", default="", help="comma-separated primitive names")
+    args = parser.parse_args()
+
+    import torch
+
+    import ember
+
+    print(startup())
+    torch.set_num_threads(ember.get_num_threads())
+    print(f"threads: ember {ember.get_num_threads()}, torch {torch.get_num_threads()}")
+    print(f"{'primitive':<14}{'size':>16}{'pass':>9}{'ember us':>11}{'torch us':>11}"
+          f"{'ratio':>7}")
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    ratios: dict[str, list[float]] = {}
+    for size, shape in SIZES.items():
+        ours, theirs = primitives(ember, shape), primitives(torch, shape)
+        elements = int(np.prod(shape))
+        number = max(1, int((2e5 if args.quick else 1e6) / max(elements / 200, 1)))
+        for name in ours:
+            if only and name not in only:
+                continue
+            pairs = zip(_programs(ember, *ours[name]), _programs(torch, *theirs[name]))
+            for label, (e_fn, t_fn) in zip(("fwd", "fwd+bwd"), pairs):
+                e, t = compare_us(e_fn, t_fn, number, 3 if args.quick else 7)
+                ratios.setdefault(label, []).append(e / t)
+                print(f"{name:<14}{size:>16}{label:>9}{e:>11.1f}{t:>11.1f}{e / t:>7.2f}")
+    every = [r for values in ratios.values() for r in values]
+    for label, values in ratios.items():
+        print(f"{'geometric mean ' + label:<50}{statistics.geometric_mean(values):>7.2f}")
+    if every:
+        print(f"{'geometric mean':<50}{statistics.geometric_mean(every):>7.2f}"
+              f"   (max {max(every):.2f})")
+
+
+if __name__ == "__main__":
+    main()
