@@ -1,10 +1,11 @@
 """Build and test every Ember package alone, the stack together, and the built wheels.
 
 ``nox`` runs the default sessions, which together are the whole test suite: ``lint``, one
-session per package (named after its directory, e.g. ``tensor-core``), ``stack`` and
-``wheels``. ``nox -s bench``, ``nox -s fuzz`` and ``nox -s gpu`` run on demand. Arguments
-after ``--`` go to pytest (or to each script in bench/, or to the fuzzer), e.g. ``nox -s
-tensor-core -- -k matmul -x``.
+session per package (named after its directory, e.g. ``tensor-core``), ``stack``,
+``no-compiler`` (the suite on the numpy reference kernels alone) and ``wheels``. ``nox -s
+bench``, ``nox -s fuzz`` and ``nox -s gpu`` run on demand. Arguments after ``--`` go to
+pytest (or to each script in bench/, or to the fuzzer), e.g. ``nox -s tensor-core -- -k
+matmul -x``.
 
 Environments are virtualenvs filled by pip: pip finds the local CPU wheel of torch here,
 where uv would download a multi-gigabyte CUDA build instead.
@@ -159,6 +160,25 @@ def stack(session: nox.Session) -> None:
     _isolate(session)
     _check_complete(session)
     session.install(*_editable(PACKAGES), "-e", ".", *TEST_DEPS)
+    session.run("pytest", "tests", *_test_dirs(PACKAGES), *session.posargs)
+
+
+_NO_NATIVE_CODE = """
+from ember.core import native
+assert native.library("int x;") is None, "a C compiler was found"
+"""
+
+
+@nox.session(name="no-compiler")
+def no_compiler(session: nox.Session) -> None:
+    """The whole test suite with no C compiler to be found (PATH holds the session's own
+    bin directory alone, CC is empty): every op runs its numpy reference kernel."""
+    _isolate(session)
+    _check_complete(session)
+    session.install(*_editable(PACKAGES), "-e", ".", *TEST_DEPS)
+    session.env["PATH"] = str(session.bin)
+    session.env["CC"] = ""
+    session.run("python", "-c", _NO_NATIVE_CODE)
     session.run("pytest", "tests", *_test_dirs(PACKAGES), *session.posargs)
 
 
