@@ -126,6 +126,10 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("native_layer_norm", lambda m, x, w: m.native_layer_norm(x, (4,), w, None, 0.1)[0],
      [M, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (4,), w), [M, V], {}),
+    ("embedding", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]])), [M], {}),
+    # padding and frequency scaling are torch's chosen gradients, not the derivative
+    ("embedding_padded", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]]), 2,
+                                                  True), [M], NO_GRADCHECK),
     ("rms_norm_2d", lambda m, x: m.rms_norm(x, (3, 4), eps=0.1), [(2, 3, 4)], {}),
     ("to_copy", lambda m, x: x.float() * 2, [M], NO_GRADCHECK),
     ("to_copy_double", lambda m, x: x.double() * 2, [M], {}),

@@ -26,8 +26,10 @@ COMPLEX = {"complex", "polar", "conj_physical"}
 CASES = [c for c in elementwise.CASES + structural.CASES if c[0] not in COMPLEX]
 COMPLEX_CASES = [c for c in elementwise.CASES + structural.CASES if c[0] in COMPLEX]
 IDS = [c[0] for c in CASES]
-# torch's forward AD gives these no tangent (None): torch's double-backward JVP is the oracle
-TORCH_FORWARD_MISSING = {"scatter_reduce_prod"}
+# torch's double-backward JVP is the oracle where its forward AD gives no tangent (None), and
+# where its forward formula is the true derivative while its backward is a chosen gradient
+# (embedding's padding row and frequency scaling), which Ember's tangents transpose
+TORCH_FORWARD_MISSING = {"scatter_reduce_prod", "embedding_padded"}
 
 
 def _tangents(shapes: list[tuple[int, ...]], dtype: str

@@ -46,6 +46,9 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("logsumexp", lambda m, x: x.logsumexp(1), [M], {}),
     ("layer_norm", lambda m, x, w, b: m.layer_norm(x, (4,), w, b) ** 2, [M, V, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (3, 4), w) ** 2, [(2, 3, 4), M], {}),
+    ("embedding", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), 0) ** 2, [M], {}),
+    ("embedding_scaled", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), -1, True) ** 2,
+     [M], {}),
     ("amax", lambda m, x: x.amax(1) * x.sum(), [M], {}),
     ("max_dim", lambda m, x: x.max(1)[0] * x.sum(), [M], {}),
     ("cumsum", lambda m, x: x.cumsum(1) ** 2, [M], {}),
@@ -84,7 +87,13 @@ def test_second_derivative_matches_torch(case: Any) -> None:
             check(a, b)
 
 
-@pytest.mark.parametrize("case", CASES, ids=IDS)
+# torch's double backward of a frequency-scaled embedding leaves the scaling out, so its
+# second derivative is not that of its (scaled) first: gradcheck's numbers cannot agree
+NOT_GRADGRADCHECKED = {"embedding_scaled"}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NOT_GRADGRADCHECKED],
+                         ids=[i for i in IDS if i not in NOT_GRADGRADCHECKED])
 def test_gradgradcheck(case: Any) -> None:
     _, fn, shapes, opts = case
     es, _ = inputs(shapes, **opts)

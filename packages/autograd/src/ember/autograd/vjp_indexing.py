@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 import ember.core as E
+from ember.core.dispatch import dispatch, grad_mode
+from ember.core.ops.embedding import EMBEDDING_BACKWARD
 from ember.core.tensor import Tensor
 
 from .formula import Formula, R
@@ -226,7 +228,28 @@ def put(n: Any, g: Tensor) -> Grads:
 
 
 F = Formula
+def embedding(n: Any, g: Tensor) -> Grads:
+    """torch's embedding_dense_backward: each index's gradient rows added into its row."""
+    indices = n.saved(1)
+    p = n.params
+    num = input_shape(n)[0]
+    if not grad_mode.enabled:  # no graph to build: the fused backward
+        return (dispatch(EMBEDDING_BACKWARD, (g, indices),
+                         {"num_weights": num, **p}), None)
+    flat = indices.reshape(-1).long()
+    rows = g.reshape(flat.numel(), g.shape[-1])
+    if p["scale_grad_by_freq"]:
+        # torch's double backward (embedding_dense_double_backward) leaves the scaling out:
+        # the value is scaled, its derivative with respect to ``g`` is not
+        counts = E.bincount(flat, minlength=num).to(g.dtype)
+        rows = rows + (rows / counts[flat].unsqueeze(1) - rows).detach()
+    if p["padding_idx"] >= 0:
+        rows = rows * (flat != p["padding_idx"]).unsqueeze(1)
+    return (_zeros((num, g.shape[-1]), g).index_add(0, flat, rows), None)
+
+
 FORMULAS: dict[str, Formula] = {
+    "embedding": F(embedding, (1,)),
     # ------------------------------------------------------------------ indexing
     "index": F(index, _from(1)),
     "index_put": F(index_put, _from(2)),

@@ -34,6 +34,7 @@ from .ops import (
     conversion,
     copying,
     einsum_contraction,
+    embedding,
     fused_updates,
     gather_scatter,
     indexing,
@@ -66,7 +67,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
-    products, contraction, einsum_contraction)
+    products, contraction, embedding, einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
