@@ -51,6 +51,9 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         return lib.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
 
     x, w, b = t(*shape), t(n), t(n)
+    # a vocabulary of 1000 rows of the size's row length, looked up for every other row
+    table = t(1000, n)
+    tokens = lib.tensor(rng.integers(0, 1000, int(np.prod(shape[:-1]))))
     F = _functional(lib)
     return {
         "softmax": (lambda x: lib.softmax(x, -1), [x]),
@@ -60,6 +63,8 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         "gelu": (lambda x: F.gelu(x), [x]),
         "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), [x]),
         "silu": (lambda x: F.silu(x), [x]),
+        "dropout": (lambda x: lib.dropout(x, 0.1, True), [x]),
+        "embedding": (lambda w: lib.embedding(w, tokens), [table]),
     }
 
 

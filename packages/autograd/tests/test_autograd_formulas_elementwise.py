@@ -126,6 +126,8 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("native_layer_norm", lambda m, x, w: m.native_layer_norm(x, (4,), w, None, 0.1)[0],
      [M, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (4,), w), [M, V], {}),
+    # with p = 0 every element is kept: the one mask both frameworks draw alike
+    ("native_dropout", lambda m, x: m.native_dropout(x, 0.0, True)[0] * x, [M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]])), [M], {}),
     # padding and frequency scaling are torch's chosen gradients, not the derivative
     ("embedding_padded", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]]), 2,

@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 import ember.core as E
-from ember.core.dispatch import REGISTRY, dispatch
+from ember.core.dispatch import REGISTRY, dispatch, grad_mode
+from ember.core.ops.dropout import NATIVE_DROPOUT_BACKWARD
 from ember.core.tensor import Tensor, make
 
 from .formula import XY, Formula, R, X, tensor_operand
@@ -324,7 +325,21 @@ def addcdiv(n: Any, g: Tensor) -> Grads:
 
 
 F = Formula
+def native_dropout(n: Any, g: Any) -> Grads:
+    """torch's native_dropout_backward: the gradient where the mask kept, times 1/(1-p)."""
+    g = g[0]
+    if g is None:
+        return (None, None)
+    p = n.params["p"]
+    scale = 0.0 if p == 1 else 1 / (1 - p)
+    mask = n.result(1)
+    if not grad_mode.enabled:  # no graph to build: the fused backward
+        return (None, dispatch(NATIVE_DROPOUT_BACKWARD, (g, mask), {"scale": scale}))
+    return (None, g * (mask * scale))
+
+
 FORMULAS: dict[str, Formula] = {
+    "native_dropout": F(native_dropout, result=(1,), outputs=(0,)),
     # ------------------------------------------------------------------ pointwise
     "clamp": F(clamp, (0, 1, 2), name=clamp_name),
     "where": F(where, X, listed=(1, 2), passes_complex=True),

@@ -33,6 +33,7 @@ from .ops import (
     contraction,
     conversion,
     copying,
+    dropout,
     einsum_contraction,
     embedding,
     fused_updates,
@@ -67,7 +68,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
-    products, contraction, embedding, einsum_contraction)
+    products, contraction, embedding, dropout, einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

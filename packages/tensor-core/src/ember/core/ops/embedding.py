@@ -10,7 +10,8 @@ Primitives:
   the output gradient added into its row, none into ``padding_idx`` (negative: no
   padding), divided by the index's count in the batch where ``scale_grad_by_freq``.
 
-The backward's native loop adds the rows on the CPU, its columns shared among threads.
+Native loops: the forward copies whole rows of any dtype, checking each index; the
+backward adds the rows, its columns shared among threads.
 """
 
 from __future__ import annotations
@@ -21,15 +22,23 @@ from typing import Any
 import numpy as np
 
 from .. import meta, native
+from ..device import xp_of
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
 from .operands import check_operand, common_device
 
 
+def _out_of_range() -> IndexError:
+    return IndexError("index out of range in self")
+
+
 def _embedding(weight: Any, indices: Any, *, padding_idx: int = -1,
                scale_grad_by_freq: bool = False) -> Any:
-    return np.take(weight, indices.reshape(-1), axis=0).reshape(*indices.shape,
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= weight.shape[0]):
+        raise _out_of_range()
+    xp = xp_of(weight)
+    return xp.take(weight, indices.reshape(-1), axis=0).reshape(*indices.shape,
                                                                 weight.shape[1])
 
 
@@ -78,6 +87,20 @@ _SOURCE = """
 #include <stdint.h>
 #include <string.h>
 
+/* the forward of any dtype: whole rows copied, each index checked (bad[0] set where one
+   is out of range, its row then left unwritten: the caller raises) */
+void gather_rows(const char *w, const int64_t *idx, char *out, int64_t n, int64_t row,
+                 int64_t num, int64_t *bad, int threads) {
+    int64_t wrong = 0;
+    _Pragma("omp parallel for num_threads(threads) reduction(|:wrong) if(n * row >= 65536)")
+    for (int64_t i = 0; i < n; ++i) {
+        int64_t r = idx[i];
+        if (r < 0 || r >= num) { wrong = 1; continue; }
+        memcpy(out + i * row, w + r * row, (size_t)row);
+    }
+    bad[0] = wrong;
+}
+
 #define ADD_ROWS(T, NAME)                                                              \\
 void NAME(const T *g, const int64_t *idx, const T *inverse, T *out, int64_t n,        \\
           int64_t d, int64_t num, int64_t padding, int threads) {                      \\
@@ -108,8 +131,10 @@ ADD_ROWS(double, embedding_backward_f64)
 """
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _ARGS = [_P, _P, _P, _P, _I64, _I64, _I64, _I64, ctypes.c_int]
+_GATHER = [_P, _P, _P, _I64, _I64, _I64, _P, ctypes.c_int]
 _KERNELS = native.Kernels(_SOURCE, {"embedding_backward_f32": _ARGS,
-                                    "embedding_backward_f64": _ARGS})
+                                    "embedding_backward_f64": _ARGS,
+                                    "gather_rows": _GATHER})
 _NAMES = {np.dtype(np.float32): "embedding_backward_f32",
           np.dtype(np.float64): "embedding_backward_f64"}
 
@@ -135,6 +160,23 @@ def _embedding_backward_kernel(grad: Any, indices: Any, *, num_weights: int,
     return out
 
 
+def _embedding_kernel(weight: Any, indices: Any, *, padding_idx: int = -1,
+                      scale_grad_by_freq: bool = False) -> Any:
+    fn = _KERNELS("gather_rows") if weight.flags.c_contiguous and indices.size else None
+    if fn is None:
+        return _embedding(weight, indices, padding_idx=padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq)
+    flat = np.ascontiguousarray(indices.reshape(-1), np.int64)
+    out = np.empty((*indices.shape, weight.shape[1]), weight.dtype)
+    bad = np.zeros(1, np.int64)
+    fn(*native.addresses(weight, flat, out), flat.size, weight.shape[1] * weight.itemsize,
+       weight.shape[0], *native.addresses(bad), native.get_num_threads())
+    if bad[0]:
+        raise _out_of_range()
+    return out
+
+
+EMBEDDING.register_kernel("cpu", _embedding_kernel)
 EMBEDDING_BACKWARD.register_kernel("cpu", _embedding_backward_kernel)
 
 
@@ -161,10 +203,6 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     common_device("embedding", weight, indices)
-    idx = indices._data
-    if idx.size and indices.device.type != "meta" and (
-            int(idx.min()) < 0 or int(idx.max()) >= weight.shape[0]):
-        raise IndexError("index out of range in self")
     return dispatch(EMBEDDING, (weight, indices),  # type: ignore[no-any-return]
                     {"padding_idx": int(padding_idx),
                      "scale_grad_by_freq": bool(scale_grad_by_freq)})
