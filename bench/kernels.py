@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -33,13 +34,20 @@ from overhead import compare_us  # noqa: E402
 SIZES = {"gpt (8,64,128)": (8, 64, 128), "1e6": (4096, 256), "1.6e7": (16384, 1024)}
 
 
+# causal attention's (batch, heads, sequence, head dim) at each size: the GPT block's, then
+# about 1e6 and 1.6e7 elements of the score matrix
+ATTENTION = {(8, 64, 128): (8, 4, 64, 32), (4096, 256): (4, 4, 256, 64),
+             (16384, 1024): (4, 4, 1024, 64)}
+
+
 def _functional(lib: Any) -> Any:
     """torch.nn.functional, or where Ember keeps the same functions."""
     if lib.__name__ == "torch":
         return lib.nn.functional
-    from ember.core.ops import activations
+    from ember.core.ops import activations, attention
 
-    return activations
+    return SimpleNamespace(**{name: getattr(module, name) for module in (activations, attention)
+                              for name in dir(module) if not name.startswith("_")})
 
 
 def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[..., Any], list[Any]]]:
@@ -64,6 +72,8 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), [x]),
         "silu": (lambda x: F.silu(x), [x]),
         "dropout": (lambda x: lib.dropout(x, 0.1, True), [x]),
+        "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                      [t(*ATTENTION[shape]), t(*ATTENTION[shape]), t(*ATTENTION[shape])]),
         "embedding": (lambda w: lib.embedding(w, tokens), [table]),
     }
 

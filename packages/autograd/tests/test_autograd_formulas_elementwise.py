@@ -14,6 +14,13 @@ import torch
 from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
 
 import ember.autograd
+from ember.core.ops.attention import scaled_dot_product_attention
+
+
+def _attention(m: Any) -> Any:
+    return (torch.nn.functional.scaled_dot_product_attention if m is torch
+            else scaled_dot_product_attention)
+
 
 POS = {"low": 0.5, "high": 2.0}  # domain of log, sqrt, division...
 UNIT = {"low": -0.9, "high": 0.9}  # domain of asin, atanh, erfinv...
@@ -126,6 +133,15 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("native_layer_norm", lambda m, x, w: m.native_layer_norm(x, (4,), w, None, 0.1)[0],
      [M, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (4,), w), [M, V], {}),
+    ("attention", lambda m, q, k, v: _attention(m)(q, k, v), [(2, 3, 4), (2, 5, 4),
+                                                               (2, 5, 3)], {}),
+    ("attention_causal_gqa", lambda m, q, k, v: _attention(m)(q, k, v, is_causal=True,
+                                                              enable_gqa=True),
+     [(1, 4, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3)], {}),  # (torch's math path: its flash
+    # kernel has no double backward, which the forward-mode oracle needs)
+    ("attention_masked", lambda m, q, k, v: _attention(m)(
+        q, k, v, attn_mask=m.tensor([[True, False, True], [False, False, False]])),
+     [(2, 2, 4), (3, 4), (3, 4)], {}),
     # with p = 0 every element is kept: the one mask both frameworks draw alike
     ("native_dropout", lambda m, x: m.native_dropout(x, 0.0, True)[0] * x, [M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]])), [M], {}),

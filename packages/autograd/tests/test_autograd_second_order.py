@@ -14,9 +14,16 @@ import torch
 from autograd_oracle import E, check, first, inputs
 
 import ember.autograd
+from ember.core.ops.attention import scaled_dot_product_attention
 
 POS = {"low": 0.5, "high": 2.0}
 M, V = (3, 4), (4,)
+
+
+def _attention(m: Any) -> Any:
+    return (torch.nn.functional.scaled_dot_product_attention if m is torch
+            else scaled_dot_product_attention)
+
 
 CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("mul", lambda m, x, y: x * y * x, [M, V], {}),
@@ -47,6 +54,8 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("layer_norm", lambda m, x, w, b: m.layer_norm(x, (4,), w, b) ** 2, [M, V, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (3, 4), w) ** 2, [(2, 3, 4), M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), 0) ** 2, [M], {}),
+    ("attention", lambda m, q, k, v: _attention(m)(q, k, v, is_causal=True) ** 2,
+     [(2, 3, 4), (2, 3, 4), (2, 3, 4)], {}),
     ("embedding_scaled", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), -1, True) ** 2,
      [M], {}),
     ("amax", lambda m, x: x.amax(1) * x.sum(), [M], {}),

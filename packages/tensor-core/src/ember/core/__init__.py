@@ -28,6 +28,7 @@ from .legacy import *  # noqa: F403
 from .native import get_num_threads, set_num_threads
 from .ops import (
     aliasing,
+    attention,
     binary,
     closeness,
     contraction,
@@ -68,7 +69,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
-    products, contraction, embedding, dropout, einsum_contraction)
+    products, contraction, embedding, dropout, attention, einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
