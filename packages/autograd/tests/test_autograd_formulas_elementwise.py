@@ -142,6 +142,13 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("attention_masked", lambda m, q, k, v: _attention(m)(
         q, k, v, attn_mask=m.tensor([[True, False, True], [False, False, False]])),
      [(2, 2, 4), (3, 4), (3, 4)], {}),
+    ("batch_norm", lambda m, x, w, b: m.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
+                                                   False), [(4, 3, 2), (3,), (3,)], {}),
+    ("batch_norm_eval", lambda m, x, w: m.batch_norm(
+        x, w, None, m.tensor([0.5, -1.0, 0.0], dtype=x.dtype),
+        m.tensor([2.0, 0.5, 1.0], dtype=x.dtype), False, 0.1, 1e-5, False), [(4, 3, 2), (3,)],
+     {}),
+    ("group_norm", lambda m, x, w, b: m.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], {}),
     # with p = 0 every element is kept: the one mask both frameworks draw alike
     ("native_dropout", lambda m, x: m.native_dropout(x, 0.0, True)[0] * x, [M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]])), [M], {}),

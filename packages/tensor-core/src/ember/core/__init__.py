@@ -30,6 +30,7 @@ from .ops import (
     aliasing,
     attention,
     binary,
+    channel_norms,
     closeness,
     contraction,
     conversion,
@@ -69,7 +70,8 @@ OP_MODULES: tuple[ModuleType, ...] = (
     aliasing, conversion, copying, binary, unary, pointwise, fused_updates, closeness, softmax,
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
-    products, contraction, embedding, dropout, attention, einsum_contraction)
+    products, contraction, embedding, dropout, attention, channel_norms,
+    einsum_contraction)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -1,0 +1,101 @@
+"""Batch and group normalization against torch: training and evaluation outputs, the
+running statistics, the backward primitives, channels-last layouts, half types with
+float32 parameters, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch_oracle import check, check_same_error
+
+import ember.core as ember
+from ember.core.ops import channel_norms as ops
+
+
+def _pairs(shapes, dtype="float32", seed=0):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(0.5, 2, s).astype(dtype) for s in shapes]
+    return [(ember.from_numpy(a.copy()), torch.from_numpy(a.copy())) for a in arrays]
+
+
+SHAPES = [(4, 3), (4, 3, 7), (2, 3, 5, 4), (2, 3, 2, 3, 2), (1, 3, 1)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_batch_norm_and_running_statistics_match_torch(shape, training, dtype):
+    (xe, xt), (we, wt), (be, bt), (me, mt), (ve, vt) = _pairs(
+        [shape, (3,), (3,), (3,), (3,)], dtype)
+    ve, vt = ve.abs(), vt.abs()
+    check(ember.native_batch_norm(xe, we, be, me, ve, training, 0.2, 1e-5),
+          torch.native_batch_norm(xt, wt, bt, mt, vt, training, 0.2, 1e-5))
+    check([me, ve], [mt, vt])
+    check(ember.batch_norm(xe, None, None, None, None, True, 0.1, 1e-3, False),
+          torch.batch_norm(xt, None, None, None, None, True, 0.1, 1e-3, False))
+
+
+@pytest.mark.parametrize("shape", SHAPES[1:4])
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("mask", [(True, True, True), (True, False, False),
+                                  (False, True, True)])
+def test_batch_norm_backward_matches_torch(shape, train, mask):
+    (xe, xt), (ge, gt), (we, wt), (me, mt), (ve, vt) = _pairs(
+        [shape, shape, (3,), (3,), (3,)], "float64")
+    ve, vt = ve.abs(), vt.abs()
+    _, se, ie = ember.native_batch_norm(xe, we, None, me.clone(), ve.clone(), train, 0.1, 1e-5)
+    _, st, it = torch.native_batch_norm(xt, wt, None, mt.clone(), vt.clone(), train, 0.1, 1e-5)
+    check(list(ops.BATCH_NORM_BACKWARD(ge, xe, we, me, ve, se, ie, train=train, eps=1e-5,
+                                       output_mask=mask)),
+          list(torch.ops.aten.native_batch_norm_backward(gt, xt, wt, mt, vt, st, it, train,
+                                                         1e-5, list(mask))))
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 6, 5), 3), ((2, 6, 3, 3), 6), ((3, 4), 1),
+                                          ((2, 4, 0), 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_group_norm_and_its_backward_match_torch(shape, groups, dtype):
+    c = shape[1]
+    (xe, xt), (ge, gt), (we, wt), (be, bt) = _pairs([shape, shape, (c,), (c,)], dtype)
+    oe = ember.native_group_norm(xe, we, be, shape[0], c, 0, groups, 1e-5)
+    ot = torch.native_group_norm(xt, wt, bt, shape[0], c, int(np.prod(shape[2:])), groups,
+                                 1e-5)
+    check(oe, ot)
+    check(ember.group_norm(xe, groups), torch.group_norm(xt, groups))
+    if xe.numel():
+        hw = int(np.prod(shape[2:]))
+        check(list(ops.GROUP_NORM_BACKWARD(ge, xe, oe[1], oe[2], we, group=groups,
+                                           output_mask=(True, True, True))),
+              list(torch.ops.aten.native_group_norm_backward(gt, xt, ot[1], ot[2], wt,
+                                                             shape[0], c, hw, groups,
+                                                             [True, True, True])))
+
+
+def test_channels_last_and_half_inputs_match_torch():
+    (xe, xt), (we, wt), (be, bt) = _pairs([(2, 3, 4, 5), (3,), (3,)])
+    xe, xt = (x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2) for x in (xe, xt))
+    for e, t in zip(ember.native_batch_norm(xe, we, be, None, None, True, 0.1, 1e-5),
+                    torch.native_batch_norm(xt, wt, bt, None, None, True, 0.1, 1e-5)):
+        check(e, t)
+        assert e.stride() == t.stride()
+    check(ember.native_batch_norm(xe.half(), we, be, None, None, True, 0.1, 1e-5),
+          torch.native_batch_norm(xt.half(), wt, bt, None, None, True, 0.1, 1e-5))
+    (ye, yt), (ve, vt) = _pairs([(2, 6, 5), (6,)])
+    check(ember.native_group_norm(ye.bfloat16(), ve, None, 2, 6, 5, 3, 1e-5),
+          torch.native_group_norm(yt.bfloat16(), vt, None, 2, 6, 5, 3, 1e-5))
+
+
+@pytest.mark.parametrize("case,phrase", [
+    (lambda m: m.batch_norm(m.ones(4, 3), m.ones(4), None, None, None, True, 0.1, 1e-5,
+                            False), "weight should contain 3 elements not 4"),
+    (lambda m: m.batch_norm(m.ones(4, 3).long(), None, None, None, None, True, 0.1, 1e-5,
+                            False), "not implemented for 'Long'"),
+    (lambda m: m.batch_norm(m.ones(4, 3).double(), m.ones(3), None, None, None, True, 0.1,
+                            1e-5, False), "share same datatype"),
+    (lambda m: m.group_norm(m.ones(4, 3, 5), 2), "divisible by num_groups"),
+    (lambda m: m.group_norm(m.ones(4, 6, 5).long(), 3), "GroupNormKernelImpl"),
+    (lambda m: m.group_norm(m.ones(4, 6, 5), 3, m.ones(5)), "Expected weight to be a vector"),
+])
+def test_errors_match_torch(case, phrase):
+    check_same_error(case, phrase)
