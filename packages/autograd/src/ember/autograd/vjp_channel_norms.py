@@ -34,7 +34,8 @@ def batch_norm(n: Any, g: Any) -> Grads:
     p = n.params
     training = "momentum" in p
     x, w = n.saved(0), n.saved(1)
-    rm, rv = (None, None) if training else (n.saved(3), n.saved(4))
+    rm: Any = None if training else n.saved(3)
+    rv: Any = None if training else n.saved(4)
     mask = (n.needs(0), n.needs(1), n.needs(2))
     if not grad_mode.enabled:
         grads = dispatch(BATCH_NORM_BACKWARD, (g, x, w, rm, rv, n.result(1), n.result(2)),
