@@ -44,9 +44,10 @@ def _functional(lib: Any) -> Any:
     """torch.nn.functional, or where Ember keeps the same functions."""
     if lib.__name__ == "torch":
         return lib.nn.functional
-    from ember.core.ops import activations, attention
+    from ember.core.ops import activations, attention, losses
 
-    return SimpleNamespace(**{name: getattr(module, name) for module in (activations, attention)
+    return SimpleNamespace(**{name: getattr(module, name)
+                              for module in (activations, attention, losses)
                               for name in dir(module) if not name.startswith("_")})
 
 
@@ -59,9 +60,16 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         return lib.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
 
     x, w, b = t(*shape), t(n), t(n)
+
+    def c() -> Any:
+        return t(shape[1])
+
     # a vocabulary of 1000 rows of the size's row length, looked up for every other row
     table = t(1000, n)
     tokens = lib.tensor(rng.integers(0, 1000, int(np.prod(shape[:-1]))))
+    # a classifier's logits, one row per row of the size, and a class for each
+    logits = t(int(np.prod(shape[:-1])), n)
+    classes = lib.tensor(rng.integers(0, n, int(np.prod(shape[:-1]))))
     F = _functional(lib)
     return {
         "softmax": (lambda x: lib.softmax(x, -1), [x]),
@@ -72,9 +80,15 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), [x]),
         "silu": (lambda x: F.silu(x), [x]),
         "dropout": (lambda x: lib.dropout(x, 0.1, True), [x]),
+        # batch and group norms take dim 1 as the channels: 64, 256 or 1024 of them
+        "batch_norm": (lambda x, w, b: lib.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
+                                                      False), [x, c(), c()]),
+        "group_norm": (lambda x, w, b: lib.group_norm(x, 8, w, b), [x, c(), c()]),
         "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                       [t(*ATTENTION[shape]), t(*ATTENTION[shape]), t(*ATTENTION[shape])]),
         "embedding": (lambda w: lib.embedding(w, tokens), [table]),
+        "cross_entropy": (lambda x: F.cross_entropy(x, classes), [logits]),
+        "nll_loss": (lambda x: F.nll_loss(x, classes), [logits]),
     }
 
 
