@@ -209,6 +209,23 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("einsum_ellipsis", lambda m, x, y: m.einsum("...ij,jk", x, y), [B, (4, 2)], {}),
     ("cross", lambda m, x, y: m.cross(x, y, dim=1), [(4, 3), (4, 3)], {}),
     ("trace", lambda m, x: m.trace(x), [M], {}),
+    # ---------------------------------------------------------------- convolution, pooling
+    ("conv2d", lambda m, x, w, b: m.conv2d(x, w, b, stride=2, padding=1, groups=2),
+     [(2, 4, 6, 5), (6, 2, 3, 3), (6,)], {}),
+    ("conv1d_dilated", lambda m, x, w: m.conv1d(x, w, padding="same", dilation=2),
+     [(2, 3, 7), (4, 3, 3)], {}),
+    ("conv3d_unbatched", lambda m, x, w: m.conv3d(x, w), [(2, 4, 3, 4), (3, 2, 2, 1, 2)], {}),
+    ("conv_transpose2d", lambda m, x, w, b: m.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                               output_padding=1, groups=2),
+     [(2, 4, 4, 3), (4, 3, 3, 3), (6,)], {}),
+    ("max_pool2d", lambda m, x: m.max_pool2d(x, 3, 2, 1, ceil_mode=True), [(2, 3, 6, 7)], {}),
+    ("max_pool1d", lambda m, x: m.max_pool1d(x, 3, 1, 1), [(2, 3, 7)], {}),
+    ("max_pool3d", lambda m, x: m.max_pool3d(x, 2), [(2, 3, 4, 4)], {}),
+    ("avg_pool1d", lambda m, x: m.avg_pool1d(x, 3, 2, 1, True, False), [(2, 3, 8)], {}),
+    ("avg_pool3d", lambda m, x: (m._C._nn if m is torch else m.ops.pooling).avg_pool3d(
+        x, 3, 2, 1, divisor_override=7), [(1, 2, 4, 5, 4)], {}),
+    ("adaptive_avg_pool1d", lambda m, x: m.adaptive_avg_pool1d(x, 3), [(2, 3, 7)], {}),
+    ("adaptive_max_pool1d", lambda m, x: m.adaptive_max_pool1d(x, 3)[0], [(2, 3, 7)], {}),
 ]
 
 IDS = [c[0] for c in CASES]

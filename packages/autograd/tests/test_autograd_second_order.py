@@ -71,6 +71,15 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("cat_gather", lambda m, x: m.cat([x, x * x], 1).gather(1, m.tensor([[0, 5]] * 3)) ** 2,
      [M], {}),
     ("narrow_diag", lambda m, x: (x.narrow(1, 1, 2) ** 2).sum(1) + x.diagonal() ** 3, [M], {}),
+    ("conv2d", lambda m, x, w: m.conv2d(x, w, stride=2, padding=1, groups=2) ** 2,
+     [(2, 4, 5, 5), (4, 2, 3, 3)], {}),
+    ("conv_transpose1d", lambda m, x, w: m.conv_transpose1d(x, w, stride=2, output_padding=1,
+                                                            dilation=2) ** 2,
+     [(2, 2, 4), (2, 3, 3)], {}),
+    ("max_pool2d", lambda m, x: m.max_pool2d(x, 2, 1) ** 2, [(2, 2, 4, 4)], {}),
+    ("avg_pool1d", lambda m, x: m.avg_pool1d(x, 3, 2, 1, True) ** 2, [(2, 2, 6)], {}),
+    ("adaptive_avg_pool1d", lambda m, x: m.adaptive_avg_pool1d(x, 3) ** 2, [(2, 2, 7)], {}),
+    ("adaptive_max_pool1d", lambda m, x: m.adaptive_max_pool1d(x, 3)[0] ** 2, [(2, 2, 7)], {}),
 ]
 
 IDS = [c[0] for c in CASES]

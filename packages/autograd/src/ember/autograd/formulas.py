@@ -23,6 +23,7 @@ import ember.core as E
 
 from . import vjp_attention as at
 from . import vjp_channel_norms as cn
+from . import vjp_convolution as cv
 from . import vjp_elementwise as ew
 from . import vjp_indexing as ix
 from . import vjp_linalg as la
@@ -207,7 +208,7 @@ _CORE["sub"].scalar_first = F(_CORE["sub"].vjp, name="RsubBackward1")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS, **nm.FORMULAS, **at.FORMULAS,
-                                **cn.FORMULAS}
+                                **cn.FORMULAS, **cv.FORMULAS}
 
 # Nodes autograd makes itself for in-place writes (not ops of the registry).
 # in-place forms whose derivative torch does not implement (their functional forms have

@@ -34,6 +34,7 @@ from .ops import (
     closeness,
     contraction,
     conversion,
+    convolution,
     copying,
     dropout,
     einsum_contraction,
@@ -47,6 +48,7 @@ from .ops import (
     normalization,
     norms,
     pointwise,
+    pooling,
     products,
     rearranging,
     reduction,
@@ -71,7 +73,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction)
+    einsum_contraction, convolution, pooling)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -366,7 +366,7 @@ def _composite(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | No
     scores = (query * scale) @ key.transpose(-2, -1)
     length, width = query.shape[-2], key.shape[-2]
     if is_causal:
-        causal = Tensor.new_ones(query, (length, width), dtype=_dt.bool).tril()
+        causal = query.new_ones((length, width), dtype=_dt.bool).tril()
         scores = scores.masked_fill(~causal, -math.inf)
     if attn_mask is not None:
         scores = scores.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == _dt.bool \

@@ -1,0 +1,224 @@
+"""Convolution and pooling against torch: forward and the fused backward primitives in
+float32 and float64 over odd kernels, strides, padding, dilation, groups (depthwise too),
+transposed with output padding, unbatched and non-contiguous inputs; their errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch_oracle import check, check_same_error
+
+import ember.core as ember
+from ember.core.dispatch_modes import TorchDispatchMode
+from ember.core.ops import pooling as P
+from ember.core.ops.convolution import CONVOLUTION_BACKWARD
+
+# (spatial dims, kernel, stride, padding, dilation, groups, transposed, output_padding)
+CONVS = [(1, 1, 1, 0, 1, 1, False, 0), (2, 3, 1, 1, 1, 1, False, 0),
+         (2, 5, 2, 2, 1, 1, False, 0), (2, 3, 2, 1, 2, 2, False, 0),
+         (2, 3, 1, 1, 1, 4, False, 0), (3, 3, 2, 1, 1, 1, False, 0),
+         (1, 3, 2, 1, 1, 2, True, 1), (2, 3, 2, 1, 1, 1, True, 1),
+         (2, 5, 3, 2, 2, 2, True, 2), (3, 2, 2, 0, 1, 1, True, 0)]
+
+
+def _pair(shape, dtype, seed, noncontiguous=False):
+    """Ember's and torch's copies of one random array. float32 data are small integers: the
+    sums of products are then exact in any order (BLAS and oneDNN add in different orders,
+    which moves float32 sums of hundreds of terms by more than float32's tolerance)."""
+    rng = np.random.default_rng(seed)
+    a = (rng.integers(-3, 4, shape) if dtype == "float32" else
+         rng.standard_normal(shape)).astype(dtype)
+    if noncontiguous:
+        wide = np.repeat(a, 2, axis=-1)
+        return ember.from_numpy(wide.copy())[..., ::2], torch.from_numpy(wide.copy())[..., ::2]
+    return ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
+
+
+def _shapes(case, batch):
+    nd, k, _, _, _, g, transposed, _ = case
+    spatial = (9, 8, 7)[:nd]
+    cin = 4
+    w = (cin, 6 // g if g < 4 else 1) if transposed else (6 if g < 4 else 4, cin // g)
+    return (batch, cin) + spatial, w + (k,) * nd, (w[1] * g if transposed else w[0],)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("case", CONVS, ids=[str(c) for c in CONVS])
+def test_convolution_and_its_backward_match_torch(case, batch, dtype):
+    nd, _, s, p, d, g, transposed, op = case
+    xs, ws, bs = _shapes(case, batch)
+    (xe, xt), (we, wt), (be, bt) = (_pair(xs, dtype, 0, noncontiguous=True),
+                                    _pair(ws, dtype, 1), _pair(bs, dtype, 2))
+    ye = ember.convolution(xe, we, be, s, p, d, transposed, op, g)
+    yt = torch.convolution(xt, wt, bt, [s] * nd, [p] * nd, [d] * nd, transposed, [op] * nd, g)
+    check(ye, yt)
+    ge, gt = _pair(tuple(yt.shape), dtype, 3)
+    params = {"stride": (s,) * nd, "padding": (p,) * nd, "dilation": (d,) * nd,
+              "transposed": transposed, "output_padding": (op,) * nd, "groups": g}
+    got = CONVOLUTION_BACKWARD(ge, xe, we, **params, output_mask=(True, True, True))
+    want = torch.ops.aten.convolution_backward(gt, xt, wt, list(bs), [s] * nd, [p] * nd,
+                                               [d] * nd, transposed, [op] * nd, g,
+                                               [True, True, True])
+    for a, b in zip(got, want):
+        check(a, b)
+
+
+@pytest.mark.parametrize("fn", ["conv1d", "conv2d", "conv3d"])
+@pytest.mark.parametrize("padding", ["same", "valid", 1])
+def test_public_convolutions_match_torch(fn, padding):
+    nd = int(fn[-2])
+    (xe, xt), (we, wt) = _pair((3,) + (7,) * nd, "float64", 0), \
+        _pair((2, 3) + (2,) * nd, "float64", 1)
+    check(getattr(ember, fn)(xe, we, padding=padding, dilation=1),
+          getattr(torch, fn)(xt, wt, padding=padding, dilation=1))
+    tfn = "conv_transpose" + fn[-2:]
+    (ve, vt) = _pair((3,) + (5,) * nd, "float64", 2)
+    check(getattr(ember, tfn)(ve, we.transpose(0, 1), stride=2, output_padding=1),
+          getattr(torch, tfn)(vt, wt.transpose(0, 1), stride=2, output_padding=1))
+
+
+POOLS = [((2, 3, 9, 8), dict(kernel_size=2)),
+         ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1)),
+         ((2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+         ((3, 9, 8), dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 0)))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", POOLS, ids=[str(c[1]) for c in POOLS])
+def test_pools_and_their_backward_match_torch(case, dtype):
+    shape, kw = case
+    for fn, ef, tf, extra in [
+            ("max", P.max_pool2d_with_indices, F.max_pool2d, {"dilation": 1}),
+            ("max dilated", P.max_pool2d_with_indices, F.max_pool2d, {"dilation": 2}),
+            ("avg", P.avg_pool2d, F.avg_pool2d, {}),
+            ("avg no pad", P.avg_pool2d, F.avg_pool2d, {"count_include_pad": False}),
+            ("avg divisor", P.avg_pool2d, F.avg_pool2d, {"divisor_override": 5})]:
+        args = {**kw, **extra}
+        xe, xt = _pair(shape, dtype, 0, noncontiguous=True)
+        xt.requires_grad_()
+        with _Recorder():
+            oe = ef(xe, **args)
+        ot = tf(xt, **args, **({"return_indices": True} if fn.startswith("max") else {}))
+        check(oe, ot)
+        ye, yt = (oe[0], ot[0]) if isinstance(ot, tuple) else (oe, ot)
+        ge, gt = _pair(tuple(yt.shape), dtype, 3)
+        check(_backward(ye, xe, ge), torch.autograd.grad(yt, xt, gt)[0])
+
+
+def _backward(y, x, g):
+    """The fused backward primitive of the pool that made ``y`` from ``x`` (recorded by a
+    TorchDispatchMode: tensor-core has no autograd of its own)."""
+    call = _last_call(y)
+    backward = {"max_pool2d_with_indices": P.MAX_POOL2D_BACKWARD,
+                "avg_pool2d": P.AVG_POOL2D_BACKWARD,
+                "_adaptive_avg_pool2d": P.ADAPTIVE_AVG_POOL2D_BACKWARD,
+                "adaptive_max_pool2d": P.ADAPTIVE_MAX_POOL2D_BACKWARD}[call[0].name]
+    extra = (call[2][1],) if call[0].name.startswith(("max", "adaptive_max")) else ()
+    params = {} if call[0].name.startswith(("_adaptive", "adaptive")) else call[1]
+    return backward(g, x, *extra, **params)
+
+
+_CALLS: dict[int, tuple] = {}
+
+
+def _last_call(y):
+    return _CALLS[id(y)]
+
+
+class _Recorder(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        outs = out if isinstance(out, tuple) else (out,)
+        _CALLS[id(outs[0])] = (func, dict(kwargs or {}), outs)
+        return out
+
+
+@pytest.mark.parametrize("out", [(3, 4), 4, (9, 8), (1, 1), (2, None)])
+def test_adaptive_pools_match_torch(out):
+    for ef, tf in [(P.adaptive_avg_pool2d, F.adaptive_avg_pool2d),
+                   (P.adaptive_max_pool2d, lambda x, o: F.adaptive_max_pool2d(x, o, True))]:
+        xe, xt = _pair((2, 3, 9, 8), "float32", 0)
+        xt.requires_grad_()
+        with _Recorder():
+            oe = ef(xe, out)
+        ot = tf(xt, out)
+        check(oe, ot)
+        ye, yt = (oe[0], ot[0]) if isinstance(ot, tuple) else (oe, ot)
+        ge, gt = _pair(tuple(yt.shape), "float32", 3)
+        if out == (1, 1) and ef is P.adaptive_avg_pool2d:
+            continue  # a mean, as torch's
+        check(_backward(ye, xe, ge), torch.autograd.grad(yt, xt, gt)[0])
+
+
+def test_max_pool_keeps_torchs_first_maximum_and_last_nan():
+    a = np.array([[[[1.0, 1.0, np.nan, 2.0], [np.nan, 1.0, -np.inf, -np.inf]]]])
+    for kw in ({"kernel_size": 2}, {"kernel_size": 2, "stride": 1, "padding": 1}):
+        check(P.max_pool2d_with_indices(ember.tensor(a), **kw),
+              F.max_pool2d(torch.tensor(a), return_indices=True, **kw))
+    b = np.full((1, 1, 3, 3), -np.inf)
+    check(P.max_pool2d_with_indices(ember.tensor(b), 2, 1, 1),
+          F.max_pool2d(torch.tensor(b), 2, 1, 1, return_indices=True))
+
+
+def test_one_dim_pools_match_torch():
+    xe, xt = _pair((2, 3, 11), "float64", 0)
+    check(ember.max_pool1d_with_indices(xe, 3, 2, 1), torch.max_pool1d_with_indices(xt, 3, 2, 1))
+    check(ember.avg_pool1d(xe, 3, 2, 1, True, False), torch.avg_pool1d(xt, 3, 2, 1, True, False))
+    check(ember.adaptive_avg_pool1d(xe, 4), torch.adaptive_avg_pool1d(xt, 4))
+    check(ember.adaptive_max_pool1d(xe, 4), torch.adaptive_max_pool1d(xt, 4))
+
+
+X4 = lambda m: m.ones(2, 4, 9, 9)  # noqa: E731
+ERRORS = [
+    (lambda m: m.conv2d(m.ones(1, 2, 4, 9, 9), m.ones(6, 4, 3, 3)), "Expected 3D (unbatched)"),
+    (lambda m: m.conv2d(m.ones(2, 5, 9, 9), m.ones(6, 4, 3, 3)), "to have 4 channels"),
+    (lambda m: m.conv2d(X4(m), m.ones(5, 2, 3, 3), groups=2), "divisible by 2"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), groups=0), "non-positive groups"),
+    (lambda m: m.conv2d(m.ones(2, 4, 2, 2), m.ones(6, 4, 3, 3)), "Kernel size can't"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), stride=0), "non-positive stride"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), padding=-1), "negative padding"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), dilation=0), "non-positive dilation"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), m.ones(5)), "expected bias to be"),
+    (lambda m: m.conv_transpose2d(m.ones(2, 5, 9, 9), m.ones(4, 6, 3, 3)), "transposed=1"),
+    (lambda m: m.conv_transpose2d(X4(m), m.ones(4, 6, 3, 3), output_padding=1),
+     "output padding must be smaller"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), stride=2, padding="same"),
+     "not supported for strided"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), padding="foo"), "Invalid padding string"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), stride=(1, 2, 3)), "expected stride to be"),
+    (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3, dtype=m.float64)), "should be the same"),
+    (lambda m: m.max_pool2d(X4(m), 2, padding=2), "pad should be at most half"),
+    (lambda m: m.max_pool2d(m.ones(1, 1, 2, 2), 3), "Output size is too small"),
+    (lambda m: m.max_pool2d(X4(m), 2, stride=0), "stride should not be zero"),
+    (lambda m: m.max_pool2d(X4(m), 2, dilation=0), "dilation should be greater than zero"),
+]
+
+
+@pytest.mark.parametrize("fn,phrase", ERRORS, ids=[e[1] for e in ERRORS])
+def test_errors_match_torch(fn, phrase):
+    check_same_error(fn, phrase)
+
+
+@pytest.mark.parametrize("phrase,fn", [
+    ("Expected 3D or 4D tensor", lambda nn: nn.adaptive_avg_pool2d(ember.ones(9), 2)),
+    ("output_size must be 2", lambda nn: nn.adaptive_avg_pool2d(ember.ones(2, 4, 9, 9),
+                                                                (2, 2, 2))),
+    ("dimension 1 being empty", lambda nn: nn.adaptive_max_pool2d(ember.ones(2, 0, 4, 4), 2)),
+])
+def test_nn_level_errors_match_torch(phrase, fn):
+    with pytest.raises(RuntimeError) as expected:
+        fn(_TorchInputs())
+    assert phrase in str(expected.value)
+    with pytest.raises(RuntimeError, match=phrase):
+        fn(P)
+
+
+class _TorchInputs:
+    """torch.nn.functional, taking Ember tensors (as numpy arrays) for the same program."""
+
+    def __getattr__(self, name):
+        f = getattr(F, name)
+        return lambda x, *a: f(torch.from_numpy(np.asarray(x)), *a)
