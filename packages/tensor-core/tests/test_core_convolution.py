@@ -1,8 +1,11 @@
 """Convolution and pooling against torch: forward and the fused backward primitives in
 float32 and float64 over odd kernels, strides, padding, dilation, groups (depthwise too),
-transposed with output padding, unbatched and non-contiguous inputs; their errors."""
+transposed with output padding, unbatched and non-contiguous inputs; their errors; the
+native loops against the numpy reference."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -11,7 +14,9 @@ import torch.nn.functional as F
 from torch_oracle import check, check_same_error
 
 import ember.core as ember
+from ember.core import native
 from ember.core.dispatch_modes import TorchDispatchMode
+from ember.core.ops import convolution as C
 from ember.core.ops import pooling as P
 from ember.core.ops.convolution import CONVOLUTION_BACKWARD
 
@@ -222,3 +227,69 @@ class _TorchInputs:
     def __getattr__(self, name):
         f = getattr(F, name)
         return lambda x, *a: f(torch.from_numpy(np.asarray(x)), *a)
+
+
+NO_NATIVE = pytest.mark.skipif(
+    native._compiler() is None or os.environ.get("EMBER_NATIVE") == "0",
+    reason="native kernels off")
+NATIVE_POOLS = [((2, 3, 9, 8), (2, 2), (2, 2), (0, 0), (1, 1), False),
+                ((2, 3, 9, 8), (3, 3), (2, 2), (1, 1), (2, 2), True),
+                ((40, 30, 19, 18), (3, 3), (2, 2), (1, 1), (1, 1), True),
+                ((3, 9, 8), (3, 2), (1, 2), (1, 0), (1, 1), False)]
+
+
+@NO_NATIVE
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", NATIVE_POOLS, ids=[str(c) for c in NATIVE_POOLS])
+def test_native_max_pool_is_the_reference_bit_for_bit_at_any_thread_count(case, dtype):
+    shape, k, s, p, d, ceil = case
+    params = {"kernel_size": k, "stride": s, "padding": p, "dilation": d, "ceil_mode": ceil}
+    rng = np.random.default_rng(0)
+    # few distinct values: ties everywhere, NaNs and windows of only -inf among them
+    a = rng.integers(-2, 3, shape).astype(dtype)
+    a[a == 2], a[a == -2] = np.nan, -np.inf
+    want, want_idx = P._max_pool(a, **params)
+    assert P._KERNELS(f"max_pool2d_{P._SUFFIX[a.dtype]}") is not None
+    g = rng.integers(-3, 4, want.shape).astype(dtype)  # sums exact in any order
+    want_dx = P._max_pool_backward(g, a, want_idx, **params)
+    before = ember.get_num_threads()
+    try:
+        for threads in (1, before):
+            ember.set_num_threads(threads)
+            y, idx = P.MAX_POOL2D(ember.from_numpy(a), **params)
+            np.testing.assert_array_equal(y.numpy(), want)
+            np.testing.assert_array_equal(idx.numpy(), want_idx)
+            dx = P.MAX_POOL2D_BACKWARD(ember.from_numpy(g), ember.from_numpy(a), idx, **params)
+            np.testing.assert_array_equal(dx.numpy(), want_dx)
+    finally:
+        ember.set_num_threads(before)
+
+
+@NO_NATIVE
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", [c for c in CONVS if c[0] < 3], ids=[str(c) for c in CONVS
+                                                                   if c[0] < 3])
+def test_native_col2im_is_the_reference_bit_for_bit_at_any_thread_count(case, dtype):
+    nd, _, s, p, d, g, transposed, op = case
+    xs, ws, _ = _shapes(case, 3)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    args = ((s,) * nd, (p,) * nd, (d,) * nd, g)
+    if transposed:  # the adjoint runs as the forward
+        size = C._transposed_size(xs[2:], ws[2:], *args[:3], (op,) * nd)
+        y, wz = x, w
+    else:
+        size, y, wz = xs[2:], C._correlate(x, w, *args), w
+        y = rng.standard_normal(y.shape).astype(dtype)
+    assert C._KERNELS(f"col2im_{C._SUFFIX[y.dtype]}") is not None
+    before = ember.get_num_threads()
+    try:
+        got = []
+        for threads in (1, before):
+            ember.set_num_threads(threads)
+            got.append(C._adjoint(y, wz, size, *args, C._native_col2im))
+    finally:
+        ember.set_num_threads(before)
+    want = C._adjoint(y, wz, size, *args, C._col2im)
+    for a in got:
+        np.testing.assert_array_equal(a, want)

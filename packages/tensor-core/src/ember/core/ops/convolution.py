@@ -14,19 +14,21 @@ the padded input, then one batched matmul per group, so BLAS does the work), its
 in the input (the weight's transpose times the columns, added back window by window:
 one Python step per kernel offset, never per output pixel) and its adjoint in the weight.
 A transposed convolution is the correlation's adjoint in the input, and its gradients
-swap the roles. Results take the layout torch's CPU gives them: channels-last when the
-input or the weight suggests it, row-major otherwise. float16/bfloat16 compute in float32
-and round once.
+swap the roles. A native loop adds the columns of 1-d and 2-d float32/float64 inputs
+back into the input's gradient, whole (N, C) planes to a thread. Results take the layout
+torch's CPU gives them: channels-last when the input or the weight suggests it, row-major
+otherwise. float16/bfloat16 compute in float32 and round once.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 from typing import Any
 
 import numpy as np
 
-from .. import meta
+from .. import meta, native
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
@@ -87,20 +89,30 @@ def _correlate(x: Any, w: Any, stride: Ints, padding: Ints, dilation: Ints,
 
 
 def _adjoint(y: Any, w: Any, size: Ints, stride: Ints, padding: Ints, dilation: Ints,
-             groups: int) -> Any:
+             groups: int, add_back: Any) -> Any:
     """The correlation's adjoint in its input: ``y`` (N, O, *out) back onto an input of
-    spatial ``size``, through ``w`` (O, C/groups, *K) (a transposed convolution)."""
+    spatial ``size``, through ``w`` (O, C/groups, *K) (a transposed convolution);
+    ``add_back`` sums the columns into the input (``_col2im`` or its native loop)."""
     n, o = y.shape[:2]
     cg, kernel = w.shape[1], w.shape[2:]
     out = y.shape[2:]
     wm = w.reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
     cols = np.matmul(wm, y.reshape(n, groups, o // groups, math.prod(out)))
-    cols = cols.reshape((n, groups * cg) + kernel + out)
+    return add_back(cols.reshape((n, groups * cg) + kernel + out), size, stride, padding,
+                    dilation)
+
+
+def _col2im(cols: Any, size: Ints, stride: Ints, padding: Ints, dilation: Ints) -> Any:
+    """The columns (N, C, *kernel, *out) added back window by window into an input of
+    spatial ``size``: one step per kernel offset."""
+    n, c = cols.shape[:2]
+    nd = len(size)
+    kernel, out = cols.shape[2:2 + nd], cols.shape[2 + nd:]
     full = tuple(s + 2 * p for s, p in zip(size, padding))
     # the windows may stop short of the padded input's end (a stride that skips its tail)
     reach = tuple((u - 1) * st + d * (k - 1) + 1 for u, st, d, k in zip(out, stride, dilation,
                                                                          kernel))
-    acc = np.zeros((n, groups * cg) + tuple(max(f, r) for f, r in zip(full, reach)), cols.dtype)
+    acc = np.zeros((n, c) + tuple(max(f, r) for f, r in zip(full, reach)), cols.dtype)
     if cols.size:
         for k in np.ndindex(*kernel):
             where = tuple(slice(i * d, i * d + (u - 1) * st + 1, st)
@@ -121,6 +133,75 @@ def _weight_grad(x: Any, g: Any, kernel: Ints, stride: Ints, padding: Ints, dila
     return gw.reshape((o, x.shape[1] // groups) + kernel)
 
 
+_SOURCE = """
+#include <stdint.h>
+#include <string.h>
+
+#define PARALLEL_FROM 32768
+
+/* the columns (N, C, kh, kw, OH, OW) added into the (N, C, H, W) gradient, the kernel
+   offsets in the reference's order so that each element sums in the same order */
+#define COL2IM(T, SUFFIX)                                                               \\
+void col2im_##SUFFIX(const T *cols, T *dx, int64_t planes, int64_t H, int64_t W,        \\
+                     int64_t OH, int64_t OW, int64_t kh, int64_t kw, int64_t sh,        \\
+                     int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw,        \\
+                     int threads) {                                                     \\
+    const int64_t work = planes * kh * kw * OH * OW;                                    \\
+    _Pragma("omp parallel for num_threads(threads) if(work >= PARALLEL_FROM)")           \\
+    for (int64_t p = 0; p < planes; ++p) {                                              \\
+        T *d = dx + p * H * W;                                                          \\
+        memset(d, 0, sizeof(T) * H * W);                                                \\
+        for (int64_t i = 0; i < kh; ++i)                                                \\
+            for (int64_t j = 0; j < kw; ++j) {                                          \\
+                const T *c = cols + ((p * kh + i) * kw + j) * OH * OW;                  \\
+                const int64_t off = j * dw - pw;                                        \\
+                int64_t lo = 0, hi = OW;                                                \\
+                while (lo < OW && lo * sw + off < 0) ++lo;                              \\
+                while (hi > lo && (hi - 1) * sw + off >= W) --hi;                       \\
+                for (int64_t oh = 0; oh < OH; ++oh) {                                   \\
+                    const int64_t h = oh * sh - ph + i * dh;                            \\
+                    if (h < 0 || h >= H) continue;                                      \\
+                    T *row = d + h * W + off;                                           \\
+                    const T *cr = c + oh * OW;                                          \\
+                    if (sw == 1) {                                                      \\
+                        _Pragma("omp simd")                                             \\
+                        for (int64_t ow = lo; ow < hi; ++ow) row[ow] += cr[ow];         \\
+                    } else {                                                            \\
+                        for (int64_t ow = lo; ow < hi; ++ow) row[ow * sw] += cr[ow];    \\
+                    }                                                                   \\
+                }                                                                       \\
+            }                                                                           \\
+    }                                                                                   \\
+}
+
+COL2IM(float, f32)
+COL2IM(double, f64)
+"""
+_ARGS = [ctypes.c_void_p, ctypes.c_void_p] + [ctypes.c_int64] * 13 + [ctypes.c_int]
+_KERNELS = native.Kernels(_SOURCE, {"col2im_f32": _ARGS, "col2im_f64": _ARGS})
+_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+def _native_col2im(cols: Any, size: Ints, stride: Ints, padding: Ints, dilation: Ints) -> Any:
+    """``_col2im`` by the native loop, for 1-d and 2-d float32/float64 columns."""
+    nd = len(size)
+    fn = _KERNELS(f"col2im_{_SUFFIX[cols.dtype]}") if (
+        cols.dtype in _SUFFIX and nd in (1, 2) and cols.size) else None
+    if fn is None:
+        return _col2im(cols, size, stride, padding, dilation)
+    n, c = cols.shape[:2]
+    kernel, out = cols.shape[2:2 + nd], cols.shape[2 + nd:]
+
+    def plane(t: Ints, fill: int = 1) -> Ints:  # a 1-d convolution is a 2-d one of height 1
+        return (fill,) + tuple(t) if nd == 1 else tuple(t)
+
+    cols = np.ascontiguousarray(cols)
+    dx = np.empty((n, c) + tuple(size), cols.dtype)
+    fn(*native.addresses(cols, dx), n * c, *plane(size), *plane(out), *plane(kernel),
+       *plane(stride), *plane(padding, 0), *plane(dilation), native.get_num_threads())
+    return dx
+
+
 def _transposed_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
                      output_padding: Ints) -> Ints:
     return tuple((s - 1) * st - 2 * p + d * (k - 1) + op + 1 for s, k, st, p, d, op in
@@ -129,41 +210,51 @@ def _transposed_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dila
 
 # ----------------------------------------------------------------------------- primitives
 
-def _convolution(x: Any, w: Any, b: Any, *, stride: Ints, padding: Ints, dilation: Ints,
-                 transposed: bool, output_padding: Ints, groups: int) -> Any:
-    z, wz = _compute(x), _compute(w)
-    if transposed:
-        size = _transposed_size(x.shape[2:], w.shape[2:], stride, padding, dilation,
-                                output_padding)
-        y = _adjoint(z, wz, size, stride, padding, dilation, groups)
-    else:
-        y = _correlate(z, wz, stride, padding, dilation, groups)
-    if b is not None:
-        y = y + _compute(b).reshape((-1,) + (1,) * (y.ndim - 2))
-    return np.ascontiguousarray(y.astype(x.dtype, copy=False))
+def _forwards(add_back: Any) -> tuple[Any, Any]:
+    """The forwards of ``convolution`` and ``convolution_backward``, with ``add_back``
+    summing columns into an input (the reference's, or the native loop)."""
+
+    def convolution(x: Any, w: Any, b: Any, *, stride: Ints, padding: Ints, dilation: Ints,
+                    transposed: bool, output_padding: Ints, groups: int) -> Any:
+        z, wz = _compute(x), _compute(w)
+        if transposed:
+            size = _transposed_size(x.shape[2:], w.shape[2:], stride, padding, dilation,
+                                    output_padding)
+            y = _adjoint(z, wz, size, stride, padding, dilation, groups, add_back)
+        else:
+            y = _correlate(z, wz, stride, padding, dilation, groups)
+        if b is not None:
+            y = y + _compute(b).reshape((-1,) + (1,) * (y.ndim - 2))
+        return np.ascontiguousarray(y.astype(x.dtype, copy=False))
+
+    def convolution_backward(g: Any, x: Any, w: Any, *, stride: Ints, padding: Ints,
+                             dilation: Ints, transposed: bool, output_padding: Ints,
+                             groups: int, output_mask: tuple[bool, bool, bool]
+                             ) -> tuple[Any, Any, Any]:
+        gz, z, wz = _compute(g), _compute(x), _compute(w)
+        kernel = w.shape[2:]
+        dx = dw = db = None
+        if output_mask[0]:
+            if transposed:
+                dx = _correlate(gz, wz, stride, padding, dilation, groups)
+            else:
+                dx = _adjoint(gz, wz, x.shape[2:], stride, padding, dilation, groups,
+                              add_back)
+            dx = np.ascontiguousarray(dx.astype(x.dtype, copy=False))
+        if output_mask[1]:
+            if transposed:
+                dw = _weight_grad(gz, z, kernel, stride, padding, dilation, groups)
+            else:
+                dw = _weight_grad(z, gz, kernel, stride, padding, dilation, groups)
+            dw = np.ascontiguousarray(dw.astype(w.dtype, copy=False))
+        if output_mask[2]:
+            db = gz.sum(axis=(0,) + tuple(range(2, g.ndim))).astype(g.dtype, copy=False)
+        return dx, dw, db
+
+    return convolution, convolution_backward
 
 
-def _convolution_backward(g: Any, x: Any, w: Any, *, stride: Ints, padding: Ints,
-                          dilation: Ints, transposed: bool, output_padding: Ints, groups: int,
-                          output_mask: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
-    gz, z, wz = _compute(g), _compute(x), _compute(w)
-    kernel = w.shape[2:]
-    dx = dw = db = None
-    if output_mask[0]:
-        if transposed:
-            dx = _correlate(gz, wz, stride, padding, dilation, groups)
-        else:
-            dx = _adjoint(gz, wz, x.shape[2:], stride, padding, dilation, groups)
-        dx = np.ascontiguousarray(dx.astype(x.dtype, copy=False))
-    if output_mask[1]:
-        if transposed:
-            dw = _weight_grad(gz, z, kernel, stride, padding, dilation, groups)
-        else:
-            dw = _weight_grad(z, gz, kernel, stride, padding, dilation, groups)
-        dw = np.ascontiguousarray(dw.astype(w.dtype, copy=False))
-    if output_mask[2]:
-        db = gz.sum(axis=(0,) + tuple(range(2, g.ndim))).astype(g.dtype, copy=False)
-    return dx, dw, db
+_convolution, _convolution_backward = _forwards(_col2im)
 
 
 def suggests_channels_last(shape: Ints, strides: Ints) -> bool:
@@ -231,6 +322,8 @@ CONVOLUTION = register("convolution", _convolution, _convolution_rule, "library"
 CONVOLUTION_BACKWARD = register(
     "convolution_backward", _convolution_backward, _convolution_backward_rule, "library",
     False, arg_names=("grad_output", "input", "weight"))
+for _op, _kernel in zip((CONVOLUTION, CONVOLUTION_BACKWARD), _forwards(_native_col2im)):
+    _op.register_kernel("cpu", _kernel)
 
 
 # ----------------------------------------------------------------------------- arguments
