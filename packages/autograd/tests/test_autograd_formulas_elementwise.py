@@ -14,7 +14,12 @@ import torch
 from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
 
 import ember.autograd
+from ember.core.ops import activations
 from ember.core.ops.attention import scaled_dot_product_attention
+
+
+def _activations(m: Any) -> Any:
+    return torch.nn.functional if m is torch else activations
 
 
 def _attention(m: Any) -> Any:
@@ -133,6 +138,11 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("native_layer_norm", lambda m, x, w: m.native_layer_norm(x, (4,), w, None, 0.1)[0],
      [M, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (4,), w), [M, V], {}),
+    ("gelu", lambda m, x: _activations(m).gelu(x), [M], {"low": -4.0, "high": 4.0}),
+    ("gelu_tanh", lambda m, x: _activations(m).gelu(x, approximate="tanh"), [M],
+     {"low": -4.0, "high": 4.0}),
+    ("silu", lambda m, x: _activations(m).silu(x), [M], {"low": -4.0, "high": 4.0}),
+    ("silu_inplace", lambda m, x: _activations(m).silu(x * 1, inplace=True), [M], {}),
     ("attention", lambda m, q, k, v: _attention(m)(q, k, v), [(2, 3, 4), (2, 5, 4),
                                                                (2, 5, 3)], {}),
     ("attention_causal_gqa", lambda m, q, k, v: _attention(m)(q, k, v, is_causal=True,

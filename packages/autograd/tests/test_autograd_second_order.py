@@ -14,10 +14,15 @@ import torch
 from autograd_oracle import E, check, first, inputs
 
 import ember.autograd
+from ember.core.ops import activations
 from ember.core.ops.attention import scaled_dot_product_attention
 
 POS = {"low": 0.5, "high": 2.0}
 M, V = (3, 4), (4,)
+
+
+def _activations(m: Any) -> Any:
+    return torch.nn.functional if m is torch else activations
 
 
 def _attention(m: Any) -> Any:
@@ -51,6 +56,10 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("std", lambda m, x: x.std(1), [M], {}),
     ("norm", lambda m, x: x.norm(dim=1), [M], {}),
     ("logsumexp", lambda m, x: x.logsumexp(1), [M], {}),
+    ("gelu", lambda m, x: _activations(m).gelu(x) * x, [M], {"low": -3.0, "high": 3.0}),
+    ("gelu_tanh", lambda m, x: _activations(m).gelu(x, approximate="tanh"), [M],
+     {"low": -3.0, "high": 3.0}),
+    ("silu", lambda m, x: _activations(m).silu(x) * x, [M], {"low": -3.0, "high": 3.0}),
     ("layer_norm", lambda m, x, w, b: m.layer_norm(x, (4,), w, b) ** 2, [M, V, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (3, 4), w) ** 2, [(2, 3, 4), M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), 0) ** 2, [M], {}),

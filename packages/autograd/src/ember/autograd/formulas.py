@@ -21,6 +21,7 @@ from typing import Any
 
 import ember.core as E
 
+from . import vjp_activations as ac
 from . import vjp_attention as at
 from . import vjp_channel_norms as cn
 from . import vjp_convolution as cv
@@ -208,7 +209,7 @@ _CORE["sub"].scalar_first = F(_CORE["sub"].vjp, name="RsubBackward1")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS, **nm.FORMULAS, **at.FORMULAS,
-                                **cn.FORMULAS, **cv.FORMULAS}
+                                **cn.FORMULAS, **cv.FORMULAS, **ac.FORMULAS}
 
 # Nodes autograd makes itself for in-place writes (not ops of the registry).
 # in-place forms whose derivative torch does not implement (their functional forms have

@@ -27,6 +27,7 @@ from .layouts import *  # noqa: F403
 from .legacy import *  # noqa: F403
 from .native import get_num_threads, set_num_threads
 from .ops import (
+    activations,
     aliasing,
     attention,
     binary,
@@ -73,7 +74,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction, convolution, pooling)
+    einsum_contraction, convolution, pooling, activations)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
