@@ -3,11 +3,14 @@
 For each primitive, at a GPT-block size (8, 64, 128), about 1e6 and about 1.6e7 float32
 elements: the median time of Ember and of torch measured in alternating rounds, with the
 same thread count on both sides (torch's intra-op threads set to Ember's), and the ratio
-(Ember / torch: below 1.0 means Ember is faster). "fwd" runs under no_grad; "fwd+bwd"
-runs the forward recording a graph and ``autograd.grad`` of it for every input that
-requires one. The last lines give the geometric means. The first line gives the time
-``native.build_all()`` takes in a fresh interpreter with an empty kernel cache (the cold
-compile of every native kernel) and again with that cache filled (a warm start).
+(Ember / torch: below 1.0 means Ember is faster). Each framework runs in a worker process
+of its own, the rounds alternating between them: two OpenMP runtimes in one process
+(torch's and the one Ember's kernels load) spin against each other for milliseconds.
+"fwd" runs under no_grad; "fwd+bwd" runs the forward recording a graph and
+``autograd.grad`` of it for every input that requires one. The last lines give the
+geometric means. The first line gives the time ``native.build_all()`` takes in a fresh
+interpreter with an empty kernel cache (the cold compile of every native kernel) and again
+with that cache filled (a warm start).
 
     python bench/kernels.py [--quick] [--only NAME[,NAME...]]
 """
@@ -15,20 +18,18 @@ compile of every native kernel) and again with that cache filled (a warm start).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).parent))
-from overhead import compare_us  # noqa: E402
 
 # (rows, row length) of each size: the GPT block's (8 * 64, 128), then rows of 256 and 1024
 SIZES = {"gpt (8,64,128)": (8, 64, 128), "1e6": (4096, 256), "1.6e7": (16384, 1024)}
@@ -123,35 +124,94 @@ def startup() -> str:
             f"{float(warm) * 1e3:.1f} ms{'' if ready == 'True' else ' (some failed to build)'}")
 
 
+def _worker(lib_name: str) -> None:
+    """Serve timing requests on stdin (``name size pass number``) for one framework,
+    answering each with the microseconds per call on stdout (``names``: the primitives'
+    names)."""
+    lib = importlib.import_module(lib_name)
+    if lib_name == "torch":
+        lib.set_num_threads(int(os.environ["BENCH_THREADS"]))
+    programs: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for line in sys.stdin:
+        if line.strip() == "names":
+            print("\t".join(primitives(lib, next(iter(SIZES.values())))), flush=True)
+            continue
+        name, size, label, number = line.split("\t")
+        key = (name, size)
+        if key not in programs:
+            programs[key] = _programs(lib, *primitives(lib, SIZES[size])[name])
+        fn = programs[key][label == "fwd+bwd"]
+        start = time.perf_counter()
+        for _ in range(int(number)):
+            fn()
+        print((time.perf_counter() - start) / int(number) * 1e6, flush=True)
+
+
+class _Worker:
+    def __init__(self, lib_name: str, threads: int):
+        env = {**os.environ, "BENCH_THREADS": str(threads)}
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", lib_name], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, env=env)
+
+    def time(self, name: str, size: str, label: str, number: int) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(f"{name}\t{size}\t{label}\t{number}\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def names(self) -> list[str]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("names\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().strip().split("\t")
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier)")
     parser.add_argument("--only", default="", help="comma-separated primitive names")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        _worker(args.worker)
+        return
 
-    import torch
+    from ember.core import native
 
-    import ember
-
+    threads = native.get_num_threads()
     print(startup())
-    torch.set_num_threads(ember.get_num_threads())
-    print(f"threads: ember {ember.get_num_threads()}, torch {torch.get_num_threads()}")
+    print(f"threads: {threads} on both sides, each framework in its own process")
     print(f"{'primitive':<14}{'size':>16}{'pass':>9}{'ember us':>11}{'torch us':>11}"
           f"{'ratio':>7}")
     only = {s.strip() for s in args.only.split(",") if s.strip()}
+    workers = _Worker("ember", threads), _Worker("torch", threads)
+    rounds = 3 if args.quick else 7
     ratios: dict[str, list[float]] = {}
-    for size, shape in SIZES.items():
-        ours, theirs = primitives(ember, shape), primitives(torch, shape)
-        elements = int(np.prod(shape))
-        number = max(1, int((2e5 if args.quick else 1e6) / max(elements / 200, 1)))
-        for name in ours:
-            if only and name not in only:
-                continue
-            pairs = zip(_programs(ember, *ours[name]), _programs(torch, *theirs[name]))
-            for label, (e_fn, t_fn) in zip(("fwd", "fwd+bwd"), pairs):
-                e, t = compare_us(e_fn, t_fn, number, 3 if args.quick else 7)
-                ratios.setdefault(label, []).append(e / t)
-                print(f"{name:<14}{size:>16}{label:>9}{e:>11.1f}{t:>11.1f}{e / t:>7.2f}")
+    try:
+        for size, shape in SIZES.items():
+            elements = int(np.prod(shape))  # (the attention's scores: about as many)
+            number = max(1, int((2e5 if args.quick else 1e6) / max(elements / 200, 1)))
+            for name in workers[0].names():
+                if only and name not in only:
+                    continue
+                for label in ("fwd", "fwd+bwd"):
+                    for w in workers:  # warm caches, lazy paths and the threads
+                        w.time(name, size, label, max(1, number // 10))
+                    timed = [[w.time(name, size, label, number) for w in workers]
+                             for _ in range(rounds)]
+                    e, t = (statistics.median(r[i] for r in timed) for i in (0, 1))
+                    ratios.setdefault(label, []).append(e / t)
+                    print(f"{name:<14}{size:>16}{label:>9}{e:>11.1f}{t:>11.1f}{e / t:>7.2f}",
+                          flush=True)
+    finally:
+        for w in workers:
+            w.close()
     every = [r for values in ratios.values() for r in values]
     for label, values in ratios.items():
         print(f"{'geometric mean ' + label:<50}{statistics.geometric_mean(values):>7.2f}")
