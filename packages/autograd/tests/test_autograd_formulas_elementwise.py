@@ -14,8 +14,12 @@ import torch
 from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
 
 import ember.autograd
-from ember.core.ops import activations
+from ember.core.ops import activations, losses
 from ember.core.ops.attention import scaled_dot_product_attention
+
+
+def _losses(m: Any) -> Any:
+    return torch.nn.functional if m is torch else losses
 
 
 def _activations(m: Any) -> Any:
@@ -166,6 +170,19 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("embedding_padded", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]]), 2,
                                                   True), [M], NO_GRADCHECK),
     ("rms_norm_2d", lambda m, x: m.rms_norm(x, (3, 4), eps=0.1), [(2, 3, 4)], {}),
+    ("nll_loss", lambda m, x: _losses(m).nll_loss(x, m.tensor([1, 0, 3])), [M], {}),
+    ("nll_loss_weighted", lambda m, x: _losses(m).nll_loss(
+        x, m.tensor([1, -100, 3]), m.arange(4, dtype=x.dtype) + 0.5, reduction="none"), [M], {}),
+    ("nll_loss_1d", lambda m, x: _losses(m).nll_loss(x, m.tensor(2), reduction="sum"), [V], {}),
+    ("cross_entropy", lambda m, x: _losses(m).cross_entropy(x, m.tensor([1, 0, 3])), [M], {}),
+    ("cross_entropy_spatial", lambda m, x: _losses(m).cross_entropy(
+        x, m.tensor([[[1, 0], [3, -100]], [[0, 2], [1, 1]]]), m.arange(4, dtype=x.dtype) + 0.5),
+     [(2, 4, 2, 2)], {}),
+    ("cross_entropy_smoothing", lambda m, x: _losses(m).cross_entropy(
+        x, m.tensor([1, -100, 3]), m.arange(4, dtype=x.dtype) + 0.5, label_smoothing=0.2),
+     [M], {}),
+    ("cross_entropy_probabilities", lambda m, x, p: _losses(m).cross_entropy(
+        x, p.softmax(1), label_smoothing=0.1, reduction="none"), [M, M], {}),
     ("to_copy", lambda m, x: x.float() * 2, [M], NO_GRADCHECK),
     ("to_copy_double", lambda m, x: x.double() * 2, [M], {}),
     ("clone", lambda m, x: x.clone() * x, [M], {}),

@@ -14,7 +14,7 @@ import torch
 from autograd_oracle import E, check, first, inputs
 
 import ember.autograd
-from ember.core.ops import activations
+from ember.core.ops import activations, losses
 from ember.core.ops.attention import scaled_dot_product_attention
 
 POS = {"low": 0.5, "high": 2.0}
@@ -23,6 +23,10 @@ M, V = (3, 4), (4,)
 
 def _activations(m: Any) -> Any:
     return torch.nn.functional if m is torch else activations
+
+
+def _losses(m: Any) -> Any:
+    return torch.nn.functional if m is torch else losses
 
 
 def _attention(m: Any) -> Any:
@@ -62,6 +66,12 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("silu", lambda m, x: _activations(m).silu(x) * x, [M], {"low": -3.0, "high": 3.0}),
     ("layer_norm", lambda m, x, w, b: m.layer_norm(x, (4,), w, b) ** 2, [M, V, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (3, 4), w) ** 2, [(2, 3, 4), M], {}),
+    ("cross_entropy", lambda m, x: _losses(m).cross_entropy(
+        x, m.tensor([1, -100, 3]), m.arange(4, dtype=x.dtype) + 0.5), [M], {}),
+    ("cross_entropy_spatial", lambda m, x: _losses(m).cross_entropy(
+        x, m.tensor([[1, 0], [3, 2]]), reduction="none") ** 2, [(2, 4, 2)], {}),
+    ("nll_loss", lambda m, x: _losses(m).nll_loss(x, m.tensor([1, 0, 3]), reduction="sum") ** 2,
+     [M], {}),
     ("embedding", lambda m, w: m.embedding(w, m.tensor([1, 2, 2]), 0) ** 2, [M], {}),
     ("batch_norm", lambda m, x, w: m.batch_norm(x, w, None, None, None, True, 0.1, 1e-5,
                                                 False) ** 2, [(4, 3, 2), (3,)], {}),

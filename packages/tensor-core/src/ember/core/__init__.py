@@ -44,6 +44,7 @@ from .ops import (
     gather_scatter,
     indexing,
     joining,
+    losses,
     masked,
     minmax,
     normalization,
@@ -74,7 +75,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction, convolution, pooling, activations)
+    einsum_contraction, convolution, pooling, activations, losses)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
