@@ -24,6 +24,7 @@ from torch_oracle import check, pair  # noqa: E402
 import ember.autograd as ag  # noqa: E402  (importing it installs autograd)
 import ember.core as E  # noqa: E402
 import ember.func  # noqa: E402
+from ember.core.ops import activations, attention, losses  # noqa: E402
 
 # The torch-like top level that whole programs are written against, assembled from the two
 # packages these tests have: the meta package ``ember`` is not installed in this package's
@@ -35,6 +36,18 @@ TOP = SimpleNamespace(
 
 __all__ = ["E", "check", "pair", "inputs", "first", "compare_grads", "ops_in_graph",
            "data_options", "compare_value_grads"]
+
+
+# torch.nn.functional's names that Ember's op modules hold until the nn package gives them
+_FUNCTIONAL = SimpleNamespace(
+    gelu=activations.gelu, silu=activations.silu, nll_loss=losses.nll_loss,
+    cross_entropy=losses.cross_entropy,
+    scaled_dot_product_attention=attention.scaled_dot_product_attention)
+
+
+def functional(m: Any) -> Any:
+    """``torch.nn.functional``, or Ember's functions of the same names."""
+    return torch.nn.functional if m is torch else _FUNCTIONAL
 
 
 def data_options(opts: dict[str, Any]) -> dict[str, Any]:

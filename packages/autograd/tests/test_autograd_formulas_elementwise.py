@@ -11,25 +11,17 @@ from typing import Any
 
 import pytest
 import torch
-from autograd_oracle import E, compare_grads, compare_value_grads, data_options, first, inputs
+from autograd_oracle import (
+    E,
+    compare_grads,
+    compare_value_grads,
+    data_options,
+    first,
+    functional,
+    inputs,
+)
 
 import ember.autograd
-from ember.core.ops import activations, losses
-from ember.core.ops.attention import scaled_dot_product_attention
-
-
-def _losses(m: Any) -> Any:
-    return torch.nn.functional if m is torch else losses
-
-
-def _activations(m: Any) -> Any:
-    return torch.nn.functional if m is torch else activations
-
-
-def _attention(m: Any) -> Any:
-    return (torch.nn.functional.scaled_dot_product_attention if m is torch
-            else scaled_dot_product_attention)
-
 
 POS = {"low": 0.5, "high": 2.0}  # domain of log, sqrt, division...
 UNIT = {"low": -0.9, "high": 0.9}  # domain of asin, atanh, erfinv...
@@ -142,18 +134,19 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("native_layer_norm", lambda m, x, w: m.native_layer_norm(x, (4,), w, None, 0.1)[0],
      [M, V], {}),
     ("rms_norm", lambda m, x, w: m.rms_norm(x, (4,), w), [M, V], {}),
-    ("gelu", lambda m, x: _activations(m).gelu(x), [M], {"low": -4.0, "high": 4.0}),
-    ("gelu_tanh", lambda m, x: _activations(m).gelu(x, approximate="tanh"), [M],
+    ("gelu", lambda m, x: functional(m).gelu(x), [M], {"low": -4.0, "high": 4.0}),
+    ("gelu_tanh", lambda m, x: functional(m).gelu(x, approximate="tanh"), [M],
      {"low": -4.0, "high": 4.0}),
-    ("silu", lambda m, x: _activations(m).silu(x), [M], {"low": -4.0, "high": 4.0}),
-    ("silu_inplace", lambda m, x: _activations(m).silu(x * 1, inplace=True), [M], {}),
-    ("attention", lambda m, q, k, v: _attention(m)(q, k, v), [(2, 3, 4), (2, 5, 4),
-                                                               (2, 5, 3)], {}),
-    ("attention_causal_gqa", lambda m, q, k, v: _attention(m)(q, k, v, is_causal=True,
-                                                              enable_gqa=True),
-     [(1, 4, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3)], {}),  # (torch's math path: its flash
-    # kernel has no double backward, which the forward-mode oracle needs)
-    ("attention_masked", lambda m, q, k, v: _attention(m)(
+    ("silu", lambda m, x: functional(m).silu(x), [M], {"low": -4.0, "high": 4.0}),
+    ("silu_inplace", lambda m, x: functional(m).silu(x * 1, inplace=True), [M], {}),
+    ("attention", lambda m, q, k, v: functional(m).scaled_dot_product_attention(q, k, v),
+     [(2, 3, 4), (2, 5, 4), (2, 5, 3)], {}),
+    # (value heads of another size take torch's math path: its flash kernel has no double
+    # backward, which the forward-mode oracle needs)
+    ("attention_causal_gqa", lambda m, q, k, v: functional(m).scaled_dot_product_attention(
+        q, k, v, is_causal=True, enable_gqa=True), [(1, 4, 5, 4), (1, 2, 5, 4), (1, 2, 5, 3)],
+     {}),
+    ("attention_masked", lambda m, q, k, v: functional(m).scaled_dot_product_attention(
         q, k, v, attn_mask=m.tensor([[True, False, True], [False, False, False]])),
      [(2, 2, 4), (3, 4), (3, 4)], {}),
     ("batch_norm", lambda m, x, w, b: m.batch_norm(x, w, b, None, None, True, 0.1, 1e-5,
@@ -170,18 +163,18 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
     ("embedding_padded", lambda m, w: m.embedding(w, m.tensor([[1, 2, 2], [0, 1, 2]]), 2,
                                                   True), [M], NO_GRADCHECK),
     ("rms_norm_2d", lambda m, x: m.rms_norm(x, (3, 4), eps=0.1), [(2, 3, 4)], {}),
-    ("nll_loss", lambda m, x: _losses(m).nll_loss(x, m.tensor([1, 0, 3])), [M], {}),
-    ("nll_loss_weighted", lambda m, x: _losses(m).nll_loss(
+    ("nll_loss", lambda m, x: functional(m).nll_loss(x, m.tensor([1, 0, 3])), [M], {}),
+    ("nll_loss_weighted", lambda m, x: functional(m).nll_loss(
         x, m.tensor([1, -100, 3]), m.arange(4, dtype=x.dtype) + 0.5, reduction="none"), [M], {}),
-    ("nll_loss_1d", lambda m, x: _losses(m).nll_loss(x, m.tensor(2), reduction="sum"), [V], {}),
-    ("cross_entropy", lambda m, x: _losses(m).cross_entropy(x, m.tensor([1, 0, 3])), [M], {}),
-    ("cross_entropy_spatial", lambda m, x: _losses(m).cross_entropy(
+    ("nll_loss_1d", lambda m, x: functional(m).nll_loss(x, m.tensor(2), reduction="sum"), [V], {}),
+    ("cross_entropy", lambda m, x: functional(m).cross_entropy(x, m.tensor([1, 0, 3])), [M], {}),
+    ("cross_entropy_spatial", lambda m, x: functional(m).cross_entropy(
         x, m.tensor([[[1, 0], [3, -100]], [[0, 2], [1, 1]]]), m.arange(4, dtype=x.dtype) + 0.5),
      [(2, 4, 2, 2)], {}),
-    ("cross_entropy_smoothing", lambda m, x: _losses(m).cross_entropy(
+    ("cross_entropy_smoothing", lambda m, x: functional(m).cross_entropy(
         x, m.tensor([1, -100, 3]), m.arange(4, dtype=x.dtype) + 0.5, label_smoothing=0.2),
      [M], {}),
-    ("cross_entropy_probabilities", lambda m, x, p: _losses(m).cross_entropy(
+    ("cross_entropy_probabilities", lambda m, x, p: functional(m).cross_entropy(
         x, p.softmax(1), label_smoothing=0.1, reduction="none"), [M, M], {}),
     ("to_copy", lambda m, x: x.float() * 2, [M], NO_GRADCHECK),
     ("to_copy_double", lambda m, x: x.double() * 2, [M], {}),

@@ -14,16 +14,13 @@ from ember.core.ops.channel_norms import BATCH_NORM_BACKWARD, GROUP_NORM_BACKWAR
 from ember.core.tensor import Tensor
 
 from .formula import Formula
+from .vjp_normalization import _computed
 
 Grads = tuple[Any, ...]
 
 
 def _per_channel(p: Tensor, ndim: int) -> Tensor:
     return p.reshape((1, -1) + (1,) * (ndim - 2))
-
-
-def _computed(t: Tensor) -> Tensor:
-    return t.float() if t.dtype.itemsize == 2 else t
 
 
 def batch_norm(n: Any, g: Any) -> Grads:

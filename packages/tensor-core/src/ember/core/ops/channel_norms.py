@@ -159,15 +159,20 @@ def _batch_norm_rule_any(x: Any, w: Any, b: Any, rm: Any, rv: Any,
             None if rv is None else meta.empty(rv.shape, rv.dtype))
 
 
-def _batch_norm_backward_rule(g: Any, x: Any, w: Any, rm: Any, rv: Any, mean: Any,
-                              invstd: Any, *, train: bool, eps: float,
-                              output_mask: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+def _channel_grads_rule(x: Any, w: Any, output_mask: tuple[bool, bool, bool]) -> tuple[Any, ...]:
+    """The gradients of a channel norm's input, weight and bias, as the mask asks."""
     param = x.dtype if w is None else w.dtype
     c = (x.shape[1],)
     return (meta.strided(x.shape, x.dtype, _out_strides(x.shape, meta.element_strides(x)))
             if output_mask[0] else None,
             meta.empty(c, param) if output_mask[1] else None,
             meta.empty(c, param) if output_mask[2] else None)
+
+
+def _batch_norm_backward_rule(g: Any, x: Any, w: Any, rm: Any, rv: Any, mean: Any,
+                              invstd: Any, *, train: bool, eps: float,
+                              output_mask: tuple[bool, bool, bool]) -> tuple[Any, ...]:
+    return _channel_grads_rule(x, w, output_mask)
 
 
 def _batch_norm_rule(x: Any, w: Any, b: Any, rm: Any, rv: Any, *, momentum: float,
@@ -242,12 +247,7 @@ def _group_norm_rule(x: Any, w: Any, b: Any, *, group: int, eps: float) -> tuple
 
 def _group_norm_backward_rule(g: Any, x: Any, mean: Any, rstd: Any, w: Any, *, group: int,
                               output_mask: tuple[bool, bool, bool]) -> tuple[Any, ...]:
-    param = x.dtype if w is None else w.dtype
-    c = (x.shape[1],)
-    return (meta.strided(x.shape, x.dtype, _out_strides(x.shape, meta.element_strides(x)))
-            if output_mask[0] else None,
-            meta.empty(c, param) if output_mask[1] else None,
-            meta.empty(c, param) if output_mask[2] else None)
+    return _channel_grads_rule(x, w, output_mask)
 
 
 GROUP_NORM = register("native_group_norm", _group_norm, _group_norm_rule, "reduction",

@@ -328,14 +328,21 @@ for _op, _kernel in zip((CONVOLUTION, CONVOLUTION_BACKWARD), _forwards(_native_c
 
 # ----------------------------------------------------------------------------- arguments
 
-def expand_param(name: str, value: Any, nd: int) -> Ints:
-    """An int or a list of ``nd`` ints, as torch's convolution takes its params."""
+def per_dim(value: Any, nd: int) -> tuple[Ints, bool]:
+    """An int, or a list of one or ``nd`` ints, as ``nd`` ints; and whether it had one of
+    those lengths (the caller raises its own error where not)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * nd
+        return (int(value),) * nd, True
     vals = tuple(int(v) for v in value)
     if len(vals) == 1:
-        return vals * nd
-    if len(vals) != nd:
+        return vals * nd, True
+    return vals, len(vals) == nd
+
+
+def expand_param(name: str, value: Any, nd: int) -> Ints:
+    """An int or a list of ``nd`` ints, as torch's convolution takes its params."""
+    vals, fits = per_dim(value, nd)
+    if not fits:
         raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
                            f"values to match the convolution dimensions, but got "
                            f"{name}={list(vals)}")

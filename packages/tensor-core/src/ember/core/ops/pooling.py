@@ -31,7 +31,7 @@ import numpy as np
 from .. import native
 from ..dispatch import dispatch, register
 from ..tensor import Tensor
-from .convolution import laid_out, suggests_channels_last
+from .convolution import laid_out, per_dim, suggests_channels_last
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 Ints = tuple[int, ...]
@@ -460,12 +460,8 @@ ADAPTIVE_MAX_POOL2D_BACKWARD = register(
 # ----------------------------------------------------------------------------- arguments
 
 def _ints(value: Any, nd: int, name: str, op: str) -> Ints:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * nd
-    vals = tuple(int(v) for v in value)
-    if len(vals) == 1:
-        return vals * nd
-    if len(vals) != nd:
+    vals, fits = per_dim(value, nd)
+    if not fits:
         raise RuntimeError(f"{op}: {name} must either be a single int, or a tuple of {nd} "
                            f"ints")
     return vals
