@@ -120,3 +120,15 @@ def test_gradients_at_the_native_loops_sizes_match_torch(fn, dtype):
             grads.append(m.autograd.grad(fn(nn, x), x, m.from_numpy(g))[0] if m is torch
                          else ember.autograd.grad(fn(nn, x), x, E.from_numpy(g))[0])
         check(*grads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda nn, m: nn.silu(m.ones(3, dtype=m.complex64, requires_grad=True)),
+    lambda nn, m: nn.silu(m.ones(3, requires_grad=True), inplace=True),
+], ids=["complex silu with a history", "in place into a leaf that requires grad"])
+def test_refusals_of_autograd_match_torch(call):
+    with pytest.raises(Exception) as theirs:
+        call(F, torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(A, E)
+    assert str(ours.value).endswith(str(theirs.value))

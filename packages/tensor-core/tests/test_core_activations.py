@@ -174,15 +174,10 @@ def test_dtypes_without_a_kernel_raise_as_torch(call, complex_ok, dtype):
     lambda nn, m: nn.gelu([1.0, 2.0]),
     lambda nn, m: nn.gelu(2.0),
     lambda nn, m: nn.silu(None),
-    lambda nn, m: nn.silu(m.ones(3, requires_grad=True), inplace=True),
     lambda nn, m: nn.silu(m.ones(1, 3).expand(2, 3), inplace=True),
 ])
 def test_bad_arguments_raise_as_torch(call):
     _raises_as_torch(call)
-
-
-def test_complex_silu_with_history_is_refused_as_torch():
-    _raises_as_torch(lambda nn, m: nn.silu(m.ones(3, dtype=m.complex64, requires_grad=True)))
 
 
 def test_the_meta_device_takes_any_dtype_as_torch():
