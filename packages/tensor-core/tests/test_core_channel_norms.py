@@ -99,3 +99,31 @@ def test_channels_last_and_half_inputs_match_torch():
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(case, phrase)
+
+
+@pytest.mark.skipif(ember.native._compiler() is None, reason="no C compiler")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_native_group_norm_agrees_with_its_reference_at_any_thread_count(dtype):
+    rng = np.random.default_rng(5)
+    x, g = (rng.normal(0, 2, (8, 64, 130)).astype(dtype) for _ in range(2))
+    w, b = (rng.normal(0, 1, 64).astype(dtype) for _ in range(2))
+    mask = (True, True, True)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12,
+                                                                      "atol": 1e-12}
+    forward, backward = ops.GROUP_NORM, ops.GROUP_NORM_BACKWARD
+    assert forward.table["cpu"] is not forward.forward
+    before = ember.get_num_threads()
+    runs = []
+    try:
+        for threads in (1, before):
+            ember.set_num_threads(threads)
+            out = forward.table["cpu"](x, w, b, group=8, eps=1e-5)
+            runs.append((*out, *backward.table["cpu"](g, x, out[1], out[2], w, group=8,
+                                                      output_mask=mask)))
+    finally:
+        ember.set_num_threads(before)
+    ref = forward.forward(x, w, b, group=8, eps=1e-5)
+    ref = (*ref, *backward.forward(g, x, ref[1], ref[2], w, group=8, output_mask=mask))
+    for run in runs:
+        for a, r in zip(run, ref):
+            np.testing.assert_allclose(a, r, **tol)
