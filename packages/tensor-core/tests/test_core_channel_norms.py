@@ -127,3 +127,36 @@ def test_native_group_norm_agrees_with_its_reference_at_any_thread_count(dtype):
     for run in runs:
         for a, r in zip(run, ref):
             np.testing.assert_allclose(a, r, **tol)
+
+
+@pytest.mark.skipif(ember.native._compiler() is None, reason="no C compiler")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(300, 70), (8, 64, 130)])
+def test_native_batch_norm_agrees_with_its_reference_at_any_thread_count(dtype, shape):
+    rng = np.random.default_rng(6)
+    x, g = (rng.normal(0.5, 2, shape).astype(dtype) for _ in range(2))
+    c = shape[1]
+    w, b, rm = (rng.normal(0, 1, c).astype(dtype) for _ in range(3))
+    rv = rng.random(c).astype(dtype) + 0.5
+    mask = (True, True, True)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-11,
+                                                                      "atol": 1e-12}
+    calls = [
+        (ops.BATCH_NORM, (x, w, b, rm, rv), {"momentum": 0.1, "eps": 1e-5}),
+        (ops.BATCH_NORM_EVAL, (x, w, b, rm, rv), {"eps": 1e-5}),
+    ]
+    _, mean, invstd, _, _ = ops.BATCH_NORM.forward(x, w, b, rm, rv, momentum=0.1, eps=1e-5)
+    for train in (True, False):
+        calls.append((ops.BATCH_NORM_BACKWARD, (g, x, w, rm, rv, mean, invstd),
+                      {"train": train, "eps": 1e-5, "output_mask": mask}))
+    before = ember.get_num_threads()
+    for op, args, params in calls:
+        assert op.table["cpu"] is not op.forward
+        ref = op.forward(*args, **params)
+        try:
+            for threads in (1, before):
+                ember.set_num_threads(threads)
+                for a, r in zip(op.table["cpu"](*args, **params), ref):
+                    np.testing.assert_allclose(a, r, **tol)
+        finally:
+            ember.set_num_threads(before)

@@ -35,6 +35,7 @@ import numpy as np
 from .. import meta
 from ..dispatch import dispatch, register
 from ..tensor import Tensor
+from . import batch_norm_native as bn_native
 from .normalization import _check_param_types
 from .normalization_native import rows_normalized, rows_normalized_backward
 from .operands import LOW_PRECISION, check_operand, not_implemented
@@ -259,6 +260,59 @@ GROUP_NORM_BACKWARD = register(
 
 
 # ----------------------------------------------------------------------------- native CPU
+
+def _of_its_dtype(x: Any, *arrays: Any) -> bool:
+    return all(a is None or a.dtype == x.dtype for a in arrays)
+
+
+def _batch_norm_kernel(x: Any, w: Any, b: Any, rm: Any, rv: Any, *, momentum: float,
+                       eps: float) -> tuple[Any, ...]:
+    stats = bn_native.statistics(x, eps) if _of_its_dtype(x, w, b, rm, rv) else None
+    y = None if stats is None else bn_native.normalize(x, stats[0], stats[2], w, b)
+    if stats is None or y is None:
+        return _batch_norm(x, w, b, rm, rv, momentum=momentum, eps=eps)
+    mean, var, invstd = stats
+    count = x.size // x.shape[1]
+    new_rm = None if rm is None else ((1 - momentum) * rm + momentum * mean).astype(rm.dtype)
+    new_rv = None if rv is None else (
+        (1 - momentum) * rv + momentum * var * _unbiased(count)).astype(rv.dtype)
+    return y, mean, invstd, new_rm, new_rv
+
+
+def _running_scale(rv: Any, eps: float) -> Any:
+    return (1 / np.sqrt(rv + rv.dtype.type(eps))).astype(rv.dtype)
+
+
+def _batch_norm_eval_kernel(x: Any, w: Any, b: Any, rm: Any, rv: Any, *, eps: float) -> Any:
+    y = bn_native.normalize(x, rm, _running_scale(rv, eps), w, b) if _of_its_dtype(
+        x, w, b, rm, rv) else None
+    if y is None:
+        return _batch_norm_eval(x, w, b, rm, rv, eps=eps)
+    return y, np.empty(0, x.dtype), np.empty(0, x.dtype)
+
+
+def _batch_norm_backward_kernel(g: Any, x: Any, w: Any, rm: Any, rv: Any, mean: Any,
+                                invstd: Any, *, train: bool, eps: float,
+                                output_mask: tuple[bool, bool, bool]) -> tuple[Any, Any, Any]:
+    centre, scale = (mean, invstd) if train else (rm, None if rv is None else
+                                                   _running_scale(rv, eps))
+    out = None
+    if _of_its_dtype(x, w, centre, scale) and g.dtype == x.dtype:
+        out = bn_native.gradients(np.ascontiguousarray(g), x, centre, scale, w, train,
+                                  output_mask[0])
+    if out is None:
+        return _batch_norm_backward(g, x, w, rm, rv, mean, invstd, train=train, eps=eps,
+                                    output_mask=output_mask)
+    dx, sum_gx, sum_g = out
+    param = x.dtype if w is None else w.dtype
+    return (dx, sum_gx.astype(param) if output_mask[1] else None,
+            sum_g.astype(param) if output_mask[2] else None)
+
+
+BATCH_NORM.register_kernel("cpu", _batch_norm_kernel)
+BATCH_NORM_EVAL.register_kernel("cpu", _batch_norm_eval_kernel)
+BATCH_NORM_BACKWARD.register_kernel("cpu", _batch_norm_backward_kernel)
+
 
 def _rows_of(x: Any, group: int, *params: Any) -> Any:
     """``x`` as (N, group, rows) for the layer norm's native row loop, where it is
