@@ -75,6 +75,17 @@ def test_addresses_fall_back_to_numpy_without_native_code(cache, monkeypatch):
     assert native._address_reader == [native._ctypes_addresses]
 
 
+def test_the_spin_count_is_set_for_the_load_alone_and_a_users_choice_stands(monkeypatch):
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    with native._brief_spinning():
+        assert os.environ["GOMP_SPINCOUNT"] == "1000"
+    assert "GOMP_SPINCOUNT" not in os.environ
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    with native._brief_spinning():
+        assert "GOMP_SPINCOUNT" not in os.environ
+
+
 def test_native_kernels_can_be_turned_off(cache, monkeypatch):
     monkeypatch.setenv("EMBER_NATIVE", "0")
     assert native.library(_ADD_ONE) is None

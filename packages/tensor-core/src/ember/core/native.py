@@ -22,6 +22,7 @@ None (``reason()`` says why) and callers keep their numpy kernels: everything st
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib.machinery
@@ -32,6 +33,7 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -130,12 +132,35 @@ def library(source: str) -> ctypes.CDLL | None:
     key, path = built
     if key not in _loaded:
         try:
-            _loaded[key] = ctypes.CDLL(str(path))
+            with _brief_spinning():
+                _loaded[key] = ctypes.CDLL(str(path))
             _state["reason"] = None
         except OSError as error:
             _state["reason"] = f"loading failed: {error}"
             _loaded[key] = None
     return _loaded[key]
+
+
+# An OpenMP thread that finishes a loop spins for GOMP's default 300000 turns (about a
+# millisecond) before it sleeps, and so do the BLAS threads numpy's matmul wakes: on a
+# machine with few cores each then starves the other (a matmul followed by a layer norm
+# at a GPT block's size took 8 ms instead of 0.13). Ember's OpenMP threads spin for 1000
+# turns, which keeps back-to-back kernels as fast: libgomp reads GOMP_SPINCOUNT when it
+# loads (with the first kernel); a wait policy or spin count the user set stands.
+_SPIN = {"GOMP_SPINCOUNT": "1000"}
+
+
+@contextlib.contextmanager
+def _brief_spinning() -> Iterator[None]:
+    chosen = any(os.environ.get(name) for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"))
+    if not chosen:
+        os.environ.update(_SPIN)
+    try:
+        yield
+    finally:
+        if not chosen:
+            for name in _SPIN:
+                os.environ.pop(name, None)
 
 
 def extension(name: str, source: str) -> ModuleType | None:

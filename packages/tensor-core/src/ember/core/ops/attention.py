@@ -47,12 +47,24 @@ def _work_mask(mask: Any, work: Any) -> Any:
     return mask if mask is None or mask.dtype == np.bool_ else mask.astype(work, copy=False)
 
 
-def _masked_scores(q: Any, k: Any, mask: Any, start: int, stop: int) -> Any:
-    """The scores of queries [start, stop) (q already scaled), the float mask added; a
-    bool mask's False entries set to -inf."""
-    s = np.matmul(q[:, start:stop], k.transpose(0, 2, 1))
+def _keys_seen(start: int, stop: int, width: int, causal: bool) -> int:
+    """How many keys the queries [start, stop) see: where causal, those up to the last
+    query's position (the blocks above the diagonal are never computed)."""
+    return min(width, stop) if causal else width
+
+
+def _blocks(n: int, length: int, width: int, causal: bool) -> range:
+    """The first queries of the blocks: smaller ones where causal, each seeing fewer keys."""
+    step = _rows_per_block(n, width)
+    return range(0, length, min(step, 128) if causal else step)
+
+
+def _masked_scores(q: Any, k: Any, mask: Any, start: int, stop: int, keys: int) -> Any:
+    """The scores of queries [start, stop) against the first ``keys`` keys (q already
+    scaled), the float mask added; a bool mask's False entries set to -inf."""
+    s = np.matmul(q[:, start:stop], k[:, :keys].transpose(0, 2, 1))
     if mask is not None:
-        block = mask[:, start:stop]
+        block = mask[:, start:stop, :keys]
         if block.dtype == np.bool_:
             np.copyto(s, -np.inf, where=~block)
         else:
@@ -116,12 +128,14 @@ def _attention3(q: Any, k: Any, v: Any, mask: Any, *, is_causal: bool,
     mk = _work_mask(mask, work)
     out = np.empty((n, length, v.shape[-1]), work)
     lse = np.empty((n, length), work)
-    step = _rows_per_block(n, k.shape[1])
-    for start in range(0, length, step):
-        stop = min(length, start + step)
-        s = _masked_scores(qs, kw, mk, start, stop)
+    blocks = _blocks(n, length, k.shape[1], is_causal)
+    for start in blocks:
+        stop = min(length, start + blocks.step)
+        keys = _keys_seen(start, stop, k.shape[1], is_causal)
+        s = _masked_scores(qs, kw, mk, start, stop, keys)
         lse[:, start:stop] = _softmax_rows(s, start, is_causal)
-        np.matmul(s, vw, out=out[:, start:stop])
+        # (into a fresh array: numpy's matmul leaves BLAS for a strided ``out``)
+        out[:, start:stop] = np.matmul(s, vw[:, :keys])
     return out.astype(dtype, copy=False), lse
 
 
@@ -159,17 +173,18 @@ def _attention_backward3(g: Any, q: Any, k: Any, v: Any, out: Any, lse: Any, mas
     mk = _work_mask(mask, work)
     delta = (gw * out.astype(work, copy=False)).sum(axis=-1)
     dq, dk, dv = np.empty_like(qw), np.zeros_like(kw), np.zeros_like(vw)
-    step = _rows_per_block(n, width)
-    for start in range(0, length, step):
-        stop = min(length, start + step)
-        p = _masked_scores(qs, kw, mk, start, stop)
+    blocks = _blocks(n, length, width, is_causal)
+    for start in blocks:
+        stop = min(length, start + blocks.step)
+        keys = _keys_seen(start, stop, width, is_causal)
+        p = _masked_scores(qs, kw, mk, start, stop, keys)
         _probabilities(p, lse[:, start:stop], start, is_causal)
         g_blk = gw[:, start:stop]
-        dv += np.matmul(p.transpose(0, 2, 1), g_blk)
-        dp = np.matmul(g_blk, vw.transpose(0, 2, 1))
+        dv[:, :keys] += np.matmul(p.transpose(0, 2, 1), g_blk)
+        dp = np.matmul(g_blk, vw[:, :keys].transpose(0, 2, 1))
         _softmax_backward_rows(p, dp, delta[:, start:stop])  # dp becomes the scores' grad
-        np.matmul(dp, kw, out=dq[:, start:stop])
-        dk += np.matmul(dp.transpose(0, 2, 1), qw[:, start:stop])
+        dq[:, start:stop] = np.matmul(dp, kw[:, :keys])
+        dk[:, :keys] += np.matmul(dp.transpose(0, 2, 1), qw[:, start:stop])
     dq *= work.type(scale)
     dk *= work.type(scale)
     return dq.astype(dtype, copy=False), dk.astype(dtype, copy=False), dv.astype(
