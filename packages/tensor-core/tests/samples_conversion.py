@@ -27,6 +27,11 @@ SAMPLES: dict[str, list[Any]] = {
                              memory_format=m.contiguous_format),
         lambda m, d: make(m, d, (3, 4), transposed=True).contiguous(),
         lambda m, d: make(m, d, ()).clone(),
+        lambda m, d: make(m, d, (2, 3, 4, 5)).clone(memory_format=m.channels_last),
+        lambda m, d: make(m, d, (2, 3, 4, 5), transposed=True).contiguous(
+            memory_format=m.channels_last),
+        lambda m, d: make(m, d, (2, 3, 2, 4, 5)).to(m.float64,
+                                                     memory_format=m.channels_last_3d),
     ],
     "copy_": [
         lambda m, d: _copy(m, d, False),

@@ -1,6 +1,7 @@
 """The Tensor object itself: metadata, conversions, protocols, versions, devices."""
 
 import copy
+import math
 import pickle
 import threading
 
@@ -175,3 +176,37 @@ def test_grad_mode_is_thread_local():
     finally:
         ember.grad_mode.enabled = True
     assert seen == [True]
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d", "contiguous_format",
+                                 "preserve_format"])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 1, 4, 1), (2, 3, 2, 4, 5), (3, 4)])
+def test_memory_formats_lay_tensors_out_as_torch(fmt, shape):
+    """is_contiguous, contiguous, clone and to with a memory format: strides as torch's,
+    the same tensor back where it is already so laid out, torch's error for a rank the
+    format cannot take."""
+    def programs(m):
+        f = getattr(m, fmt)
+        x = m.arange(math.prod(shape), dtype=m.float32).reshape(shape)
+        calls = [lambda: x.is_contiguous(memory_format=f),
+                 lambda: x.contiguous(memory_format=f),
+                 lambda: x.clone(memory_format=f),
+                 lambda: x.to(m.float64, memory_format=f),
+                 lambda: x.to(memory_format=f).contiguous(memory_format=f)]
+        if len(shape) > 2:
+            calls.append(lambda: x.transpose(1, 2).contiguous(memory_format=f))
+        return calls
+
+    for ours, theirs in zip(programs(ember), programs(torch)):
+        try:
+            expected = theirs()
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError, match=str(error)):
+                ours()
+            continue
+        got = ours()
+        if isinstance(expected, bool):
+            assert got == expected
+        else:
+            check(got, expected)
+            assert got.stride() == expected.stride()

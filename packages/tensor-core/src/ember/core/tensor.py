@@ -14,6 +14,7 @@ import numpy as np
 from . import dtypes as _dt
 from .device import CPU, device
 from .function_modes import DisableTorchFunctionSubclass, subclass_defined
+from .layouts import is_laid_out
 from .meta import MetaArray
 
 __all__ = ["Tensor", "make", "make_view", "bump_version", "DEFAULT", "MULTI_OUTPUT",
@@ -178,7 +179,14 @@ class Tensor:
         return _address(self._data)
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        """Row-major (``memory_format=None``, ``contiguous_format``), or dense in the order
+        of ``channels_last``/``channels_last_3d``."""
+        if memory_format is None or memory_format.name in ("contiguous_format",
+                                                           "preserve_format"):
+            return bool(self._data.flags.c_contiguous)
+        item = self._data.itemsize
+        return is_laid_out(memory_format, self._data.shape,
+                           tuple(s // item for s in self._data.strides))
 
     @property
     def is_cuda(self) -> bool:

@@ -14,9 +14,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import meta
-from ..device import CPU, array_module, canonical, check_dtype_supported, device
+from ..device import CPU, array_module, canonical, check_dtype_supported, device, xp_of
 from ..dispatch import dispatch, grad_mode, register
-from ..layouts import contiguous_format
+from ..layouts import channels_last_rank, contiguous_format, format_strides, preserve_format
 from ..meta import MetaArray
 from ..tensor import Tensor
 from .geometry import restride
@@ -67,14 +67,24 @@ def _to_copy_meta(x: Any, *, dtype: _dt.dtype, device: device) -> Any:
     return meta.like(x, dtype)
 
 
-def _clone(x: Any, *, contiguous: bool = False) -> Any:
+def _clone(x: Any, *, contiguous: bool = False, strides: tuple[int, ...] | None = None) -> Any:
     if contiguous:
         return x.copy()
+    if strides is not None:  # a channels-last layout: dense, so x.size elements hold it
+        xp = xp_of(x)
+        buffer = xp.empty(x.size, x.dtype)
+        out = xp.lib.stride_tricks.as_strided(buffer, x.shape,
+                                              tuple(s * x.itemsize for s in strides))
+        out[...] = x
+        return out
     out = x.copy(order="K")
     return out if x.base is None else _with_strides_of(x, out)
 
 
-def _clone_meta(x: Any, *, contiguous: bool = False) -> Any:
+def _clone_meta(x: Any, *, contiguous: bool = False,
+                strides: tuple[int, ...] | None = None) -> Any:
+    if strides is not None:
+        return meta.strided(x.shape, x.dtype, strides)
     return meta.empty(x.shape, x.dtype) if contiguous else meta.like(x)
 
 
@@ -111,7 +121,6 @@ def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, 
     dtype = kwargs.pop("dtype", None)
     copy = bool(kwargs.pop("copy", False))
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
@@ -133,9 +142,18 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     if not kwargs and len(args) == 1 and args[0].__class__ is _dt.dtype:  # the common x.to(dt)
         dt, dst, copy = args[0], self.device, False
     else:
+        layout = kwargs.pop("memory_format", None)
         dev, dtype, copy = _parse_to(args, kwargs)
         dst = self.device if dev is None else canonical(device(dev))
         dt = self.dtype if dtype is None else _dt.to_dtype(dtype)
+        if layout is not None and layout is not preserve_format:
+            moved = to(self, dst, dt, copy=copy)
+            params = _layout_params(moved, layout)
+            # torch keeps the tensor where the format is its suggested one: a row-major
+            # tensor is copied to channels-last strides even where they would also fit
+            kept = moved.is_contiguous(memory_format=layout) and (
+                layout is contiguous_format or not moved.is_contiguous())
+            return moved if kept else dispatch(CLONE, (moved,), params)  # type: ignore[no-any-return]
     # devices are interned: one object per device
     if dst is self.device and dt is self.dtype and not copy:
         return self
@@ -183,19 +201,39 @@ def _caster(dt: _dt.dtype) -> Any:
     return cast
 
 
+def _layout_params(t: Tensor, memory_format: Any) -> dict[str, Any] | None:
+    """CLONE's params for ``memory_format`` (None: the input's own layout), with torch's
+    error for a channels-last format of the wrong rank."""
+    if memory_format is None or memory_format is preserve_format:
+        return None
+    if memory_format is contiguous_format:
+        return {"contiguous": True}
+    rank = channels_last_rank(memory_format)
+    if rank is None:
+        raise TypeError(f"memory_format must be a torch.memory_format, not "
+                        f"{memory_format.__class__.__name__}")
+    if t.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format.name} format")
+    return {"strides": format_strides(memory_format, t.shape)}
+
+
 def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:
     """A copy with its own storage, in the autograd graph (grad flows back to ``input``),
-    laid out like ``input`` (``memory_format=contiguous_format``: row-major)."""
-    if memory_format is contiguous_format:
-        return dispatch(CLONE, (input,), {"contiguous": True})  # type: ignore[no-any-return]
-    return dispatch(CLONE, (input,), None)  # type: ignore[no-any-return]
+    laid out like ``input`` (``memory_format=contiguous_format``: row-major;
+    ``channels_last``/``channels_last_3d``: channels fastest)."""
+    return dispatch(CLONE, (input,),  # type: ignore[no-any-return]
+                    _layout_params(input, memory_format))
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    """``self`` when already C-contiguous, else a contiguous copy."""
-    if self._data.flags.c_contiguous:
+    """``self`` when already laid out in ``memory_format`` (row-major by default), else a
+    copy so laid out."""
+    if self.is_contiguous(memory_format=memory_format):
         return self
-    return dispatch(CLONE, (self,), {"contiguous": True})  # type: ignore[no-any-return]
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    params = _layout_params(self, contiguous_format if memory_format is None else memory_format)
+    return dispatch(CLONE, (self,), params)  # type: ignore[no-any-return]
 
 
 METHODS = {
