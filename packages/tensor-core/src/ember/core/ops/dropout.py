@@ -38,13 +38,22 @@ def _scale(p: float) -> float:
     return 0.0 if p == 1 else 1 / (1 - p)
 
 
+def _draws(state: Any, n: int) -> tuple[Any, Any]:
+    """``n`` 32-bit draws of the stream at ``state``, and the state after them."""
+    stream = stream_of(state)
+    bits = stream.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+    return bits, advanced(stream, state)
+
+
+def _threshold(p: float) -> int:
+    """The draws below it keep their element (for p == 0: 2**32, above every draw)."""
+    return round((1 - p) * 2 ** 32)
+
+
 def _keep(state: Any, shape: tuple[int, ...], p: float) -> tuple[Any, Any]:
     """The mask of an input of ``shape`` (row-major order) and the state after its draws."""
-    stream = stream_of(state)
-    n = int(np.prod(shape))
-    bits = stream.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    keep = bits < np.uint64(round((1 - p) * 2 ** 32))  # p == 0: 2**32, above every draw
-    return keep.reshape(shape), advanced(stream, state)
+    bits, new_state = _draws(state, int(np.prod(shape)))
+    return (bits < np.uint64(_threshold(p))).reshape(shape), new_state
 
 
 def _strides_like(x: Any) -> tuple[int, ...]:
@@ -152,13 +161,11 @@ def _native_dropout_kernel(state: Any, x: Any, *, p: float, device: device) -> A
     fn = _native_for(x)
     if fn is None:
         return _native_dropout(state, x, p=p, device=device)
-    stream = stream_of(state)
-    n = x.size
-    bits = stream.bit_generator.random_raw((n + 1) // 2).view(np.uint32)
+    bits, new_state = _draws(state, x.size)
     out, mask = np.empty(x.shape, x.dtype), np.empty(x.shape, np.bool_)
-    fn(*native.addresses(x, bits, out, mask), n, round((1 - p) * 2 ** 32), _scale(p),
+    fn(*native.addresses(x, bits, out, mask), x.size, _threshold(p), _scale(p),
        native.get_num_threads())
-    return out, mask, advanced(stream, state)
+    return out, mask, new_state
 
 
 def _native_dropout_backward_kernel(g: Any, mask: Any, *, scale: float) -> Any:
