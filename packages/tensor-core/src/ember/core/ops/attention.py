@@ -72,6 +72,12 @@ def _masked_scores(q: Any, k: Any, mask: Any, start: int, stop: int, keys: int) 
     return s
 
 
+def _hide_later_keys(s: Any, start: int) -> None:
+    """Scores (N, B, S) of queries start.. set to -inf past each query's own position."""
+    b, width = s.shape[1:]
+    np.copyto(s, -np.inf, where=np.arange(width)[None, :] > np.arange(start, start + b)[:, None])
+
+
 def _softmax_rows(s: Any, start: int, causal: bool) -> Any:
     """Each row of ``s`` (N, B, S) softmaxed in place over its first keys (all, or those
     up to the query's own position where ``causal``); rows that see no key give zeros.
@@ -84,8 +90,7 @@ def _softmax_rows(s: Any, start: int, causal: bool) -> Any:
            native.get_num_threads())
         return lse
     if causal:
-        later = np.arange(width)[None, :] > np.arange(start, start + b)[:, None]
-        np.copyto(s, -np.inf, where=later)
+        _hide_later_keys(s, start)
     m = s.max(axis=-1, keepdims=True)
     seen = np.isfinite(m)
     shift = np.where(seen, m, 0)
@@ -202,8 +207,7 @@ def _probabilities(s: Any, lse: Any, start: int, causal: bool) -> None:
            native.get_num_threads())
         return
     if causal:
-        later = np.arange(width)[None, :] > np.arange(start, start + b)[:, None]
-        np.copyto(s, -np.inf, where=later)
+        _hide_later_keys(s, start)
     seen = np.isfinite(lse)[..., None]
     np.exp(s - np.where(seen, lse[..., None], 0), out=s)
     s[~np.broadcast_to(seen, s.shape)] = 0
