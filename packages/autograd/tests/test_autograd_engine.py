@@ -319,6 +319,14 @@ def test_a_zero_gradient_still_runs_a_formula_that_refuses_a_bool_operand() -> N
             y.sum().backward()
 
 
+def test_a_zero_gradient_still_runs_a_node_recorded_without_a_derivative() -> None:
+    for m in (EMBER, torch):
+        x = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        y = (-3.0 % x).rad2deg_().sgn()  # remainder.Scalar_Tensor has no derivative
+        with pytest.raises(RuntimeError, match="derivative for aten::remainder is not"):
+            y.sum().backward()
+
+
 def test_a_zero_gradient_still_checks_the_saved_tensors_it_passes() -> None:
     for m in (EMBER, torch):
         x = m.tensor([1.0, 2.0], requires_grad=True)

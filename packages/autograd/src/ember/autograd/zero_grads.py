@@ -16,6 +16,7 @@ import ember.core as E
 from ember.core import dtypes as _dt
 from ember.core.tensor import Tensor
 
+from .formula import NOT_IMPLEMENTED
 from .graph import Node, saved_operand
 
 __all__ = ["ZeroGrad", "ZERO", "KEEP_ZERO", "kept_zeros", "zero_count", "materialized",
@@ -67,9 +68,11 @@ _BOOL = _dt.bool
 def kept_zeros(node: Node) -> tuple[bool, ...] | None:
     """For each input of ``node``, whether a zero gradient stays ``ZeroGrad`` through it;
     None where its formula must run (on zeros)."""
-    if node.op is None or any(a.__class__ is Tensor and saved_operand(a).dtype is _BOOL
-                              for a in node.args):
-        return None  # (a bool operand: torch's formula runs, and refuses it where it does)
+    if node.op is None or node.formula.name == NOT_IMPLEMENTED or any(
+            a.__class__ is Tensor and saved_operand(a).dtype is _BOOL for a in node.args):
+        # (a bool operand: torch's formula runs, and refuses it where it does; a node
+        # recorded without a derivative raises on zeros too)
+        return None
     name = node.op.name
     if name in KEEP_ZERO:
         return _ALL_KEPT
