@@ -61,8 +61,10 @@ def test_addresses_are_the_arrays_data_pointers(cache, monkeypatch):
     monkeypatch.setattr(native, "_address_reader", [])
     a = np.arange(12.0).reshape(3, 4)
     read_only = np.broadcast_to(np.ones(3), (3,))  # not writable: still readable
-    expected = (a.ctypes.data, None, a[1:].ctypes.data, read_only.ctypes.data)
-    assert native.addresses(a, None, a[1:], read_only) == expected
+    permuted = a.T[1:]  # strided: the address of its first element
+    expected = (a.ctypes.data, None, a[1:].ctypes.data, read_only.ctypes.data,
+                permuted.ctypes.data)
+    assert native.addresses(a, None, a[1:], read_only, permuted) == expected
     if native.extension("_ember_addresses", native._ADDRESSES) is not None:
         assert native._address_reader[0] is not native._ctypes_addresses
 

@@ -225,7 +225,7 @@ static PyObject *addresses(PyObject *self, PyObject *const *args, Py_ssize_t n) 
             value = Py_None;
         } else {
             Py_buffer view;
-            if (PyObject_GetBuffer(args[i], &view, PyBUF_ANY_CONTIGUOUS) < 0) {
+            if (PyObject_GetBuffer(args[i], &view, PyBUF_STRIDES) < 0) {
                 Py_DECREF(out);
                 return NULL;
             }
@@ -254,8 +254,8 @@ _address_reader: list[Any] = []
 
 
 def addresses(*arrays: Any) -> tuple[Any, ...]:
-    """The data pointers of contiguous arrays (None for None), for a native kernel's
-    arguments."""
+    """The data pointers of arrays, their first elements' addresses (None for None), for a
+    native kernel's arguments."""
     if not _address_reader:
         built = extension("_ember_addresses", _ADDRESSES)
         _address_reader.append(_ctypes_addresses if built is None else built.addresses)

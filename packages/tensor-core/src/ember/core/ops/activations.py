@@ -283,15 +283,13 @@ def _dense(x: Any) -> bool:
 def _result(*operands: Any) -> tuple[Any, tuple[Any, ...]]:
     """A new array with the strides of the last operand (dense, and all of them laid out
     alike: TensorIterator's layout of their elementwise result), and the data pointers of
-    the operands and of it (numpy's where they are neither row- nor column-major)."""
+    the operands and of it."""
     x = operands[-1]
     if x.flags.c_contiguous:
         y = np.empty(x.shape, x.dtype)
-        return y, native.addresses(*operands, y)
-    y = np.ndarray(x.shape, x.dtype, np.empty(x.size, x.dtype), strides=x.strides)
-    if x.flags.f_contiguous:
-        return y, native.addresses(*operands, y)
-    return y, tuple([a.ctypes.data for a in (*operands, y)])
+    else:
+        y = np.ndarray(x.shape, x.dtype, np.empty(x.size, x.dtype), strides=x.strides)
+    return y, native.addresses(*operands, y)
 
 
 def _gelu_kernel(x: Any, *, approximate: str = "none") -> Any:
@@ -316,8 +314,7 @@ def _silu_inplace_kernel(x: Any) -> Any:
     fn = _SILU_LOOPS[x.dtype]
     if fn is None or not x.size or not x.flags.writeable or not _dense(x):
         return _silu_inplace(x)  # (numpy refuses a read-only x, as the dispatcher expects)
-    flags = x.flags
-    (p,) = native.addresses(x) if flags.c_contiguous or flags.f_contiguous else (x.ctypes.data,)
+    (p,) = native.addresses(x)
     fn(p, p, x.size, 0, native.get_num_threads())
     return x
 
