@@ -1,5 +1,6 @@
-"""The native CPU toolchain (compile at first use, disk cache, ctypes) and the kernels
-built on it, against torch and against the numpy reference they stand in for."""
+"""The native CPU toolchain (compile at first use, disk cache, binding as an extension or
+through ctypes) and the kernels built on it, against torch and against the numpy reference
+they stand in for."""
 
 from __future__ import annotations
 
@@ -56,25 +57,50 @@ def test_a_source_compiles_once_and_is_loaded_from_the_cache(cache):
     assert built.stat().st_mtime_ns == stamp and len(list(cache.glob("*.so"))) == 1
 
 
-@needs_compiler
-def test_addresses_are_the_arrays_data_pointers(cache, monkeypatch):
-    monkeypatch.setattr(native, "_address_reader", [])
+_POINTERS = """
+#include <stdint.h>
+void where(void *a, void *b, void *c, void *d, int64_t n, double scale, int64_t *out) {
+    out[0] = (int64_t)a; out[1] = (int64_t)b; out[2] = (int64_t)c; out[3] = (int64_t)d;
+    out[4] = (int64_t)(n * scale);
+}
+"""
+_WHERE = [ctypes.c_void_p] * 4 + [ctypes.c_int64, ctypes.c_double, ctypes.c_void_p]
+
+
+def _pointers_read(kernels: native.Kernels) -> None:
+    where = kernels("where")
+    assert where is not None, native.reason()
     a = np.arange(12.0).reshape(3, 4)
     read_only = np.broadcast_to(np.ones(3), (3,))  # not writable: still readable
     permuted = a.T[1:]  # strided: the address of its first element
-    expected = (a.ctypes.data, None, a[1:].ctypes.data, read_only.ctypes.data,
-                permuted.ctypes.data)
-    assert native.addresses(a, None, a[1:], read_only, permuted) == expected
-    if native.extension("_ember_addresses", native._ADDRESSES) is not None:
-        assert native._address_reader[0] is not native._ctypes_addresses
+    out = np.zeros(5, np.int64)
+    where(a, read_only, permuted, None, 3, 2.5, out)
+    assert out.tolist() == [a.ctypes.data, read_only.ctypes.data, permuted.ctypes.data, 0, 7]
+    where(a.ctypes.data, None, None, None, 1, 1.0, out)  # an address passes as it is
+    assert out[0] == a.ctypes.data
 
 
-def test_addresses_fall_back_to_numpy_without_native_code(cache, monkeypatch):
-    monkeypatch.setenv("EMBER_NATIVE", "0")
-    monkeypatch.setattr(native, "_address_reader", [])
-    a = np.zeros(3)
-    assert native.addresses(a, None) == (a.ctypes.data, None)
-    assert native._address_reader == [native._ctypes_addresses]
+@needs_compiler
+def test_a_bound_kernel_takes_arrays_where_its_c_function_takes_pointers(cache):
+    _pointers_read(native.Kernels(_POINTERS, {"where": _WHERE}))
+
+
+@needs_compiler
+def test_a_bound_kernel_checks_its_arguments(cache):
+    where = native.Kernels(_POINTERS, {"where": _WHERE})("where")
+    out = np.zeros(5, np.int64)
+    with pytest.raises(TypeError, match=r"where\(\) takes 7 arguments \(6 given\)"):
+        where(None, None, None, None, 1, 1.0)
+    with pytest.raises(TypeError):
+        where(None, None, None, None, "one", 1.0, out)
+    with pytest.raises(TypeError):
+        where(object(), None, None, None, 1, 1.0, out)  # no buffer to point at
+
+
+@needs_compiler
+def test_without_python_headers_kernels_load_through_ctypes(cache, monkeypatch):
+    monkeypatch.setattr(native, "_python_headers", lambda: None)
+    _pointers_read(native.Kernels(_POINTERS, {"where": _WHERE}))
 
 
 def test_the_spin_count_is_set_for_the_load_alone_and_a_users_choice_stands(monkeypatch):

@@ -1,5 +1,6 @@
 """The native CPU toolchain: C sources compiled at first use with the system C compiler,
-cached on disk, loaded with ctypes; and the thread count their OpenMP loops use.
+cached on disk, loaded as CPython extensions (or with ctypes); and the thread count their
+OpenMP loops use.
 
 ``library(source)`` gives the loaded shared object of ``source``, compiled with ``$CC``
 (else ``cc``, ``gcc`` or ``clang``) and ``-O3 -march=native -fopenmp``, linked with glibc's
@@ -11,10 +12,10 @@ and the CPU, so that a changed toolchain or a cache copied to another machine ne
 a stale or foreign object; it is written under a temporary name and renamed, so that
 processes compiling at once (test workers) never load half a file.
 
-``Kernels`` binds a source's functions at their first use; ``extension(name, source)``
-builds a CPython extension module the same way, with this interpreter's headers;
-``addresses(*arrays)`` gives the data pointers a kernel takes (through such a module, in
-a third of a microsecond for six arrays, where numpy's ``ctypes.data`` costs one each).
+``extension(name, source)`` builds a CPython extension module the same way, with this
+interpreter's headers; ``Kernels`` binds a source's functions at their first use, built as
+such a module with a fast-call wrapper per function that takes arrays where the C function
+takes pointers (ctypes where there are no headers).
 
 Where there is no compiler, compiling fails, or ``EMBER_NATIVE=0``, ``library`` returns
 None (``reason()`` says why) and callers keep their numpy kernels: everything still works.
@@ -38,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["library", "extension", "addresses", "Kernels", "build_all", "reason",
+__all__ = ["library", "extension", "Kernels", "build_all", "reason",
            "set_num_threads", "get_num_threads"]
 
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC")
@@ -163,16 +164,25 @@ def _brief_spinning() -> Iterator[None]:
                 os.environ.pop(name, None)
 
 
-def extension(name: str, source: str) -> ModuleType | None:
-    """The CPython extension module ``name`` built from C ``source`` (which defines
-    ``PyInit_<name>``) with this interpreter's headers; None where they are missing or
-    native code is off or cannot be built."""
+def _python_headers() -> str | None:
+    """The folder holding this interpreter's Python.h, or None (``reason()`` says so)."""
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").exists():
         _state["reason"] = "no Python.h for this interpreter"
         return None
+    return include
+
+
+def extension(name: str, source: str, openmp: bool = False) -> ModuleType | None:
+    """The CPython extension module ``name`` built from C ``source`` (which defines
+    ``PyInit_<name>``) with this interpreter's headers (and OpenMP and vector math where
+    ``openmp`` asks and the toolchain has them); None where the headers are missing or
+    native code is off or cannot be built."""
+    include = _python_headers()
+    if include is None:
+        return None
     built = _built(source, (f"-I{include}",), str(sysconfig.get_config_var("EXT_SUFFIX")),
-                   ((),))
+                   _ATTEMPTS if openmp else ((),))
     if built is None:
         return None
     key, path = built
@@ -182,8 +192,10 @@ def extension(name: str, source: str) -> ModuleType | None:
             spec = importlib.util.spec_from_loader(name, loader)
             assert spec is not None
             module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
+            with _brief_spinning():
+                loader.exec_module(module)
             _loaded[key] = module
+            _state["reason"] = None
         except (ImportError, OSError) as error:
             _state["reason"] = f"loading failed: {error}"
             _loaded[key] = None
@@ -207,65 +219,19 @@ def _compile(cc: str, source: str, path: Path, extra: tuple[str, ...],
         os.replace(out, path)  # atomic: another process sees the whole file or none
 
 
-# The data pointers of arrays handed to native kernels: numpy's ``ctypes.data`` builds an
-# object per read (a microsecond each, which a kernel taking six arrays of a GPT block's
-# size pays as a quarter of its time); this extension reads them through the buffer
-# protocol in one call.
-_ADDRESSES = """
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
-static PyObject *addresses(PyObject *self, PyObject *const *args, Py_ssize_t n) {
-    PyObject *out = PyTuple_New(n);
-    if (!out) return NULL;
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        PyObject *value;
-        if (args[i] == Py_None) {
-            Py_INCREF(Py_None);
-            value = Py_None;
-        } else {
-            Py_buffer view;
-            if (PyObject_GetBuffer(args[i], &view, PyBUF_STRIDES) < 0) {
-                Py_DECREF(out);
-                return NULL;
-            }
-            value = PyLong_FromVoidPtr(view.buf);
-            PyBuffer_Release(&view);
-        }
-        PyTuple_SET_ITEM(out, i, value);
-    }
-    return out;
-}
-
-static PyMethodDef methods[] = {
-    {"addresses", (PyCFunction)(void (*)(void))addresses, METH_FASTCALL, NULL},
-    {NULL, NULL, 0, NULL}};
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ember_addresses", NULL, -1,
-                                    methods};
-PyMODINIT_FUNC PyInit__ember_addresses(void) { return PyModule_Create(&module); }
-"""
-
-
-def _ctypes_addresses(*arrays: Any) -> tuple[Any, ...]:
-    return tuple(None if a is None else a.ctypes.data for a in arrays)
-
-
-_address_reader: list[Any] = []
-
-
-def addresses(*arrays: Any) -> tuple[Any, ...]:
-    """The data pointers of arrays, their first elements' addresses (None for None), for a
-    native kernel's arguments."""
-    if not _address_reader:
-        built = extension("_ember_addresses", _ADDRESSES)
-        _address_reader.append(_ctypes_addresses if built is None else built.addresses)
-    return _address_reader[0](*arrays)  # type: ignore[no-any-return]
-
-
 class Kernels:
-    """The functions of one C source, compiled, loaded and given their argument types at
-    the first call that asks for one (``kernels("name")``; None where native kernels are
-    off or cannot be built: the caller runs its reference)."""
+    """The functions of one C source, compiled, loaded and bound at the first call that asks
+    for one (``kernels("name")``; None where native kernels are off or cannot be built: the
+    caller runs its reference).
+
+    ``signatures`` gives each function's parameters as ctypes types (``c_void_p`` for a
+    pointer, ``c_int64``, ``c_uint64``, ``c_int``, ``c_double``). The source is built as a
+    CPython extension with a fast-call wrapper per function, so a bound function takes the
+    arrays themselves where the C function takes pointers (their first elements'
+    addresses, read through the buffer protocol; None is NULL) and costs a tenth of a
+    microsecond to call, where ctypes' conversions cost a microsecond. Where this
+    interpreter has no headers to build extensions, the plain shared object is loaded with
+    ctypes behind the same calling convention."""
 
     __slots__ = ("source", "signatures", "_bound")
 
@@ -278,26 +244,114 @@ class Kernels:
     def __call__(self, name: str) -> Any:
         bound = self._bound
         if bound is None:
-            bound = self._bound = {}
-            lib = library(self.source)
-            if lib is not None:
-                for fn_name, argtypes in self.signatures.items():
-                    fn = getattr(lib, fn_name)
-                    fn.argtypes = argtypes
-                    fn.restype = None
-                    bound[fn_name] = fn
+            bound = self._bound = self._bind()
         return bound.get(name)
+
+    def _bind(self) -> dict[str, Any]:
+        if _python_headers() is None:
+            return _ctypes_bound(library(self.source), self.signatures)
+        module_name = "_ember_kernels_" + hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        module = extension(module_name, _extension_source(module_name, self.source,
+                                                          self.signatures), openmp=True)
+        return {} if module is None else {name: getattr(module, name)
+                                          for name in self.signatures}
 
 
 _every_kernels: list[Kernels] = []
+
+# how a wrapper reads each ctypes parameter type from its Python argument
+_READERS = {
+    ctypes.c_void_p: ("void *{v};\n    if (!ember_pointer(args[{i}], &{v})) return NULL;", None),
+    ctypes.c_int64: ("long long {v} = PyLong_AsLongLong(args[{i}]);", "{v} == -1"),
+    ctypes.c_uint64: ("unsigned long long {v} = PyLong_AsUnsignedLongLong(args[{i}]);",
+                      "{v} == (unsigned long long)-1"),
+    ctypes.c_int: ("int {v} = (int)PyLong_AsLong(args[{i}]);", "{v} == -1"),
+    ctypes.c_double: ("double {v} = PyFloat_AsDouble(args[{i}]);", "{v} == -1.0"),
+}
+
+_EXTENSION_HEAD = """#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+"""
+
+_POINTER_READER = """
+static int ember_pointer(PyObject *o, void **p) {
+    if (o == Py_None) { *p = NULL; return 1; }
+    if (PyLong_Check(o)) { *p = PyLong_AsVoidPtr(o); return !PyErr_Occurred(); }
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_STRIDES) < 0) return 0;
+    *p = view.buf;  /* the first element's address, for strided arrays too */
+    PyBuffer_Release(&view);  /* the caller holds the array for the call */
+    return 1;
+}
+"""
+
+
+def _wrapper(name: str, argtypes: list[Any]) -> str:
+    """A METH_FASTCALL function calling C ``name`` with its arguments read per
+    ``argtypes``, without the GIL while it runs."""
+    lines = [f"static PyObject *ember_call_{name}(PyObject *self, PyObject *const *args, "
+             "Py_ssize_t n) {",
+             f"    if (n != {len(argtypes)}) {{",
+             f'        PyErr_Format(PyExc_TypeError, "{name}() takes {len(argtypes)} '
+             'arguments (%zd given)", n);',
+             "        return NULL;", "    }"]
+    for i, argtype in enumerate(argtypes):
+        read, failed = _READERS[argtype]
+        lines.append("    " + read.format(v=f"a{i}", i=i))
+        if failed is not None:
+            lines.append(f"    if ({failed.format(v=f'a{i}')} && PyErr_Occurred()) return NULL;")
+    call = ", ".join(f"a{i}" for i in range(len(argtypes)))
+    lines += ["    Py_BEGIN_ALLOW_THREADS", f"    {name}({call});", "    Py_END_ALLOW_THREADS",
+              "    Py_RETURN_NONE;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _extension_source(module_name: str, source: str, signatures: dict[str, list[Any]]) -> str:
+    """``source`` with a fast-call wrapper per function of ``signatures`` and the init
+    function of extension module ``module_name``."""
+    table = "".join(f'    {{"{name}", (PyCFunction)(void (*)(void))ember_call_{name}, '
+                    "METH_FASTCALL, NULL},\n" for name in signatures)
+    return (_EXTENSION_HEAD + source + _POINTER_READER
+            + "".join(_wrapper(name, argtypes) for name, argtypes in signatures.items())
+            + f"static PyMethodDef ember_methods[] = {{\n{table}    {{NULL, NULL, 0, NULL}}}};\n"
+            f'static struct PyModuleDef ember_module = {{PyModuleDef_HEAD_INIT, "{module_name}", '
+            "NULL, -1, ember_methods};\n"
+            f"PyMODINIT_FUNC PyInit_{module_name}(void) {{\n"
+            "    return PyModule_Create(&ember_module);\n}\n")
+
+
+def _ctypes_bound(lib: ctypes.CDLL | None, signatures: dict[str, list[Any]]) -> dict[str, Any]:
+    """The functions of ``lib`` behind the extension's calling convention: arrays where
+    pointers go (numpy's ``ctypes.data``, a microsecond each)."""
+    if lib is None:
+        return {}
+    bound = {}
+    for name, argtypes in signatures.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = None
+        pointers = [i for i, t in enumerate(argtypes) if t is ctypes.c_void_p]
+        bound[name] = _with_addresses(fn, pointers)
+    return bound
+
+
+def _with_addresses(fn: Any, pointers: list[int]) -> Any:
+    def call(*args: Any) -> None:
+        values = list(args)
+        for i in pointers:
+            a = values[i]
+            if a is not None and a.__class__ is not int:
+                values[i] = a.ctypes.data
+        fn(*values)
+
+    return call
 
 
 def build_all() -> bool:
     """Compile (or load from the cache) every native kernel Ember has, as their first calls
     would: True where all of them load."""
-    ready = [kernels(next(iter(kernels.signatures))) is not None for kernels in _every_kernels]
-    addresses()
-    return all(ready) and _address_reader[0] is not _ctypes_addresses
+    return all([kernels(next(iter(kernels.signatures))) is not None
+                for kernels in _every_kernels])
 
 
 # ----------------------------------------------------------------------------- threads

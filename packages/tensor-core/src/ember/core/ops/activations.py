@@ -280,24 +280,20 @@ def _dense(x: Any) -> bool:
     return True
 
 
-def _result(*operands: Any) -> tuple[Any, tuple[Any, ...]]:
-    """A new array with the strides of the last operand (dense, and all of them laid out
-    alike: TensorIterator's layout of their elementwise result), and the data pointers of
-    the operands and of it."""
-    x = operands[-1]
+def _result(x: Any) -> Any:
+    """A new array with the strides of the dense ``x`` (TensorIterator's layout of an
+    elementwise result of operands laid out as ``x``)."""
     if x.flags.c_contiguous:
-        y = np.empty(x.shape, x.dtype)
-    else:
-        y = np.ndarray(x.shape, x.dtype, np.empty(x.size, x.dtype), strides=x.strides)
-    return y, native.addresses(*operands, y)
+        return np.empty(x.shape, x.dtype)
+    return np.ndarray(x.shape, x.dtype, np.empty(x.size, x.dtype), strides=x.strides)
 
 
 def _gelu_kernel(x: Any, *, approximate: str = "none") -> Any:
     fn = _GELU_LOOPS[x.dtype]
     if fn is None or not x.size or not _dense(x):
         return _gelu(x, approximate=approximate)
-    y, pointers = _result(x)
-    fn(*pointers, x.size, approximate == "tanh", native.get_num_threads())
+    y = _result(x)
+    fn(x, y, x.size, approximate == "tanh", native.get_num_threads())
     return y
 
 
@@ -305,8 +301,8 @@ def _silu_kernel(x: Any) -> Any:
     fn = _SILU_LOOPS[x.dtype]
     if fn is None or not x.size or not _dense(x):
         return _silu(x)
-    y, pointers = _result(x)
-    fn(*pointers, x.size, 0, native.get_num_threads())
+    y = _result(x)
+    fn(x, y, x.size, 0, native.get_num_threads())
     return y
 
 
@@ -314,8 +310,7 @@ def _silu_inplace_kernel(x: Any) -> Any:
     fn = _SILU_LOOPS[x.dtype]
     if fn is None or not x.size or not x.flags.writeable or not _dense(x):
         return _silu_inplace(x)  # (numpy refuses a read-only x, as the dispatcher expects)
-    (p,) = native.addresses(x)
-    fn(p, p, x.size, 0, native.get_num_threads())
+    fn(x, x, x.size, 0, native.get_num_threads())
     return x
 
 
@@ -330,8 +325,8 @@ def _gelu_backward_kernel(g: Any, x: Any, *, approximate: str = "none") -> Any:
     fn = _GELU_BACKWARD_LOOPS[x.dtype]
     if fn is None or not _takes_pair(g, x):
         return _gelu_backward(g, x, approximate=approximate)
-    y, pointers = _result(g, x)
-    fn(*pointers, x.size, approximate == "tanh", native.get_num_threads())
+    y = _result(x)
+    fn(g, x, y, x.size, approximate == "tanh", native.get_num_threads())
     return y
 
 
@@ -339,8 +334,8 @@ def _silu_backward_kernel(g: Any, x: Any) -> Any:
     fn = _SILU_BACKWARD_LOOPS[x.dtype]
     if fn is None or not _takes_pair(g, x):
         return _silu_backward(g, x)
-    y, pointers = _result(g, x)
-    fn(*pointers, x.size, 0, native.get_num_threads())
+    y = _result(x)
+    fn(g, x, y, x.size, 0, native.get_num_threads())
     return y
 
 

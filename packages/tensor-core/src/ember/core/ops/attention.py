@@ -86,7 +86,7 @@ def _softmax_rows(s: Any, start: int, causal: bool) -> Any:
     fn = _KERNELS(_NAMES.get(s.dtype, "")) if s.size else None
     lse = np.empty((n, b), s.dtype)
     if fn is not None and s.flags.c_contiguous:
-        fn(*native.addresses(s, lse), n * b, b, width, start, int(causal),
+        fn(s, lse, n * b, b, width, start, int(causal),
            native.get_num_threads())
         return lse
     if causal:
@@ -203,7 +203,7 @@ def _probabilities(s: Any, lse: Any, start: int, causal: bool) -> None:
     lse = np.ascontiguousarray(lse, s.dtype)
     n, b, width = s.shape
     if fn is not None and s.flags.c_contiguous:
-        fn(*native.addresses(s, lse), n * b, b, width, start, int(causal),
+        fn(s, lse, n * b, b, width, start, int(causal),
            native.get_num_threads())
         return
     if causal:
@@ -218,7 +218,7 @@ def _softmax_backward_rows(p: Any, dp: Any, delta: Any) -> None:
     fn = _KERNELS("softmax_grad" + _SUFFIX.get(p.dtype, "")) if p.size else None
     delta = np.ascontiguousarray(delta, p.dtype)
     if fn is not None and p.flags.c_contiguous and dp.flags.c_contiguous:
-        fn(*native.addresses(p, dp, delta), p.shape[0] * p.shape[1], p.shape[2],
+        fn(p, dp, delta, p.shape[0] * p.shape[1], p.shape[2],
            native.get_num_threads())
         return
     dp -= delta[..., None]

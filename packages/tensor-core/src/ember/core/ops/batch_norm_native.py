@@ -173,7 +173,7 @@ def _sums(suffix: str, a: Any, b: Any, centre: Any) -> tuple[Any, Any]:
     (centre,) = _columns(cols, centre)
     width = c * cols
     s1, s2 = np.empty(width), np.empty(width) if b is not None else None
-    _KERNELS(f"channel_sums_{suffix}")(*native.addresses(a, b, centre, s1, s2), n, width,
+    _KERNELS(f"channel_sums_{suffix}")(a, b, centre, s1, s2, n, width,
                                        l // cols, native.get_num_threads())
     if cols > 1:
         s1 = s1.reshape(c, cols).sum(axis=1)
@@ -187,7 +187,7 @@ def _apply(suffix: str, a: Any, x: Any, centre: Any, scale: Any, w: Any, shift: 
     cols = l if l < _COLUMNS_BELOW else 1
     vectors = _columns(cols, centre, scale, w, shift, b0, b1)
     out = np.empty(a.shape, a.dtype)
-    _KERNELS(f"channel_apply_{suffix}")(*native.addresses(a, x, *vectors, out), n, c * cols,
+    _KERNELS(f"channel_apply_{suffix}")(a, x, *vectors, out, n, c * cols,
                                         l // cols, native.get_num_threads())
     return out
 

@@ -197,7 +197,7 @@ def _native_col2im(cols: Any, size: Ints, stride: Ints, padding: Ints, dilation:
 
     cols = np.ascontiguousarray(cols)
     dx = np.empty((n, c) + tuple(size), cols.dtype)
-    fn(*native.addresses(cols, dx), n * c, *plane(size), *plane(out), *plane(kernel),
+    fn(cols, dx, n * c, *plane(size), *plane(out), *plane(kernel),
        *plane(stride), *plane(padding, 0), *plane(dilation), native.get_num_threads())
     return dx
 

@@ -163,7 +163,7 @@ def _native_dropout_kernel(state: Any, x: Any, *, p: float, device: device) -> A
         return _native_dropout(state, x, p=p, device=device)
     bits, new_state = _draws(state, x.size)
     out, mask = np.empty(x.shape, x.dtype), np.empty(x.shape, np.bool_)
-    fn(*native.addresses(x, bits, out, mask), x.size, _threshold(p), _scale(p),
+    fn(x, bits, out, mask, x.size, _threshold(p), _scale(p),
        native.get_num_threads())
     return out, mask, new_state
 
@@ -173,7 +173,7 @@ def _native_dropout_backward_kernel(g: Any, mask: Any, *, scale: float) -> Any:
     if fn is None or not mask.flags.c_contiguous:
         return _native_dropout_backward(g, mask, scale=scale)
     out = np.empty(g.shape, g.dtype)
-    fn(*native.addresses(g, mask, out), g.size, scale, native.get_num_threads())
+    fn(g, mask, out, g.size, scale, native.get_num_threads())
     return out
 
 

@@ -155,7 +155,7 @@ def _embedding_backward_kernel(grad: Any, indices: Any, *, num_weights: int,
         inverse = np.zeros(num_weights, grad.dtype)
         np.divide(1, counts, out=inverse, where=counts > 0)
     out = np.empty((num_weights, grad.shape[-1]), grad.dtype)
-    fn(*native.addresses(grad, flat, inverse, out), flat.size, grad.shape[-1], num_weights,
+    fn(grad, flat, inverse, out, flat.size, grad.shape[-1], num_weights,
        padding_idx, native.get_num_threads())
     return out
 
@@ -169,8 +169,8 @@ def _embedding_kernel(weight: Any, indices: Any, *, padding_idx: int = -1,
     flat = np.ascontiguousarray(indices.reshape(-1), np.int64)
     out = np.empty((*indices.shape, weight.shape[1]), weight.dtype)
     bad = np.zeros(1, np.int64)
-    fn(*native.addresses(weight, flat, out), flat.size, weight.shape[1] * weight.itemsize,
-       weight.shape[0], *native.addresses(bad), native.get_num_threads())
+    fn(weight, flat, out, flat.size, weight.shape[1] * weight.itemsize,
+       weight.shape[0], bad, native.get_num_threads())
     if bad[0]:
         raise _out_of_range()
     return out

@@ -159,7 +159,7 @@ def _run(fn: Any, x: Any, t: Any, w: Any, *arrays: Any, reduction: int,
         w = np.ascontiguousarray(w)
     bad = np.empty(1, _INT64)
     rows, classes, positions = _geometry(x)
-    fn(*native.addresses(arrays[0], t, w, *arrays[1:], bad), rows, classes, positions,
+    fn(arrays[0], t, w, *arrays[1:], bad, rows, classes, positions,
        ignore_index, reduction == NONE and x.ndim >= 2, reduction == MEAN,
        native.get_num_threads())
     first = bad[0]

@@ -165,7 +165,7 @@ def _forward(x: Any, w: Any, b: Any, ns: tuple[int, ...], eps: float,
     stat = x.shape[:x.ndim - len(ns)] + (1,) * len(ns)
     y, rstd = np.empty(x.shape, x.dtype), np.empty(stat, x.dtype)
     mean = None if rms else np.empty(stat, x.dtype)
-    fn(*native.addresses(x, w, b, y, mean, rstd), rows, n, eps, int(rms),
+    fn(x, w, b, y, mean, rstd, rows, n, eps, int(rms),
        native.get_num_threads())
     return y, mean, rstd
 
@@ -181,7 +181,7 @@ def _backward(g: Any, x: Any, mean: Any, rstd: Any, w: Any, ns: tuple[int, ...],
     dw = np.empty(ns, x.dtype) if mask[1] else None
     db = np.empty(ns, x.dtype) if len(mask) > 2 and mask[2] else None
     n = math.prod(ns)
-    fn(*native.addresses(g, x, mean, rstd, w, dx, dw, db), x.size // n, n,
+    fn(g, x, mean, rstd, w, dx, dw, db, x.size // n, n,
        native.get_num_threads())
     return dx, dw, db
 

@@ -122,7 +122,7 @@ def _max_pool2d_kernel(x: Any, *, kernel_size: Ints, stride: Ints, padding: Ints
     lead = x.shape[:-2]
     z = np.ascontiguousarray(x)
     y, idx = np.empty(lead + out, x.dtype), np.empty(lead + out, _I64)
-    fn(*native.addresses(z, y, idx), math.prod(lead), *size, *out, *kernel_size, *stride,
+    fn(z, y, idx, math.prod(lead), *size, *out, *kernel_size, *stride,
        *padding, *dilation, native.get_num_threads())
     return y, idx
 
@@ -135,8 +135,8 @@ def _max_pool2d_backward_kernel(g: Any, x: Any, indices: Any, **params: Any) -> 
         g, idx = np.ascontiguousarray(g), np.ascontiguousarray(indices)
         dx, bad = np.empty(x.shape, x.dtype), np.zeros(1, _I64)
         planes = math.prod(x.shape[:-2])
-        fn(*native.addresses(g, idx, dx), planes, math.prod(_spatial(x, 2)),
-           g.size // max(planes, 1), *native.addresses(bad), native.get_num_threads())
+        fn(g, idx, dx, planes, math.prod(_spatial(x, 2)),
+           g.size // max(planes, 1), bad, native.get_num_threads())
         if not bad[0]:
             return dx
     return _max_pool_backward(g, x, indices, **params)

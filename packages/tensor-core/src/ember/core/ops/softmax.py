@@ -186,7 +186,7 @@ def _rows_kernel(reference: Any, take_log: int) -> Any:
             return reference(x, dim=dim)
         y = np.empty(x.shape, x.dtype)
         n = x.shape[-1]
-        fn(*native.addresses(x, y), x.size // n, n, take_log, native.get_num_threads())
+        fn(x, y, x.size // n, n, take_log, native.get_num_threads())
         return y
 
     kernel.__name__ = reference.__name__
@@ -205,7 +205,7 @@ def _backward_kernel(reference: Any, take_log: int) -> Any:
             return reference(g, y, dim=dim)
         dx = np.empty(y.shape, y.dtype)
         n = y.shape[-1]
-        fn(*native.addresses(g, y, dx), y.size // n, n, take_log, native.get_num_threads())
+        fn(g, y, dx, y.size // n, n, take_log, native.get_num_threads())
         return dx
 
     kernel.__name__ = reference.__name__
