@@ -35,9 +35,8 @@ import numpy as np
 from .. import meta
 from ..dispatch import dispatch, register
 from ..tensor import Tensor
-from . import batch_norm_native as bn_native
+from . import channel_norms_native as native_loops
 from .normalization import _check_param_types
-from .normalization_native import rows_normalized, rows_normalized_backward
 from .operands import LOW_PRECISION, check_operand, not_implemented
 
 _F32 = np.dtype(np.float32)
@@ -267,8 +266,8 @@ def _of_its_dtype(x: Any, *arrays: Any) -> bool:
 
 def _batch_norm_kernel(x: Any, w: Any, b: Any, rm: Any, rv: Any, *, momentum: float,
                        eps: float) -> tuple[Any, ...]:
-    stats = bn_native.statistics(x, eps) if _of_its_dtype(x, w, b, rm, rv) else None
-    y = None if stats is None else bn_native.normalize(x, stats[0], stats[2], w, b)
+    stats = native_loops.statistics(x, eps) if _of_its_dtype(x, w, b, rm, rv) else None
+    y = None if stats is None else native_loops.normalize(x, stats[0], stats[2], w, b)
     if stats is None or y is None:
         return _batch_norm(x, w, b, rm, rv, momentum=momentum, eps=eps)
     mean, var, invstd = stats
@@ -284,7 +283,7 @@ def _running_scale(rv: Any, eps: float) -> Any:
 
 
 def _batch_norm_eval_kernel(x: Any, w: Any, b: Any, rm: Any, rv: Any, *, eps: float) -> Any:
-    y = bn_native.normalize(x, rm, _running_scale(rv, eps), w, b) if _of_its_dtype(
+    y = native_loops.normalize(x, rm, _running_scale(rv, eps), w, b) if _of_its_dtype(
         x, w, b, rm, rv) else None
     if y is None:
         return _batch_norm_eval(x, w, b, rm, rv, eps=eps)
@@ -298,7 +297,7 @@ def _batch_norm_backward_kernel(g: Any, x: Any, w: Any, rm: Any, rv: Any, mean: 
                                                    _running_scale(rv, eps))
     out = None
     if _of_its_dtype(x, w, centre, scale) and g.dtype == x.dtype:
-        out = bn_native.gradients(np.ascontiguousarray(g), x, centre, scale, w, train,
+        out = native_loops.gradients(np.ascontiguousarray(g), x, centre, scale, w, train,
                                   output_mask[0])
     if out is None:
         return _batch_norm_backward(g, x, w, rm, rv, mean, invstd, train=train, eps=eps,
@@ -314,57 +313,17 @@ BATCH_NORM_EVAL.register_kernel("cpu", _batch_norm_eval_kernel)
 BATCH_NORM_BACKWARD.register_kernel("cpu", _batch_norm_backward_kernel)
 
 
-def _rows_of(x: Any, group: int, *params: Any) -> Any:
-    """``x`` as (N, group, rows) for the layer norm's native row loop, where it is
-    row-major float32/float64 with parameters of its dtype; else None."""
-    if x.dtype not in (np.float32, np.float64) or not x.size or not x.flags.c_contiguous or \
-            any(p is not None and p.dtype != x.dtype for p in params):
-        return None
-    return _grouped(x, group)
-
-
 def _group_norm_kernel(x: Any, w: Any, b: Any, *, group: int, eps: float) -> Any:
-    """Each group's rows through the layer norm's native loop, then the channels' affine."""
-    rows = _rows_of(x, group, w, b)
-    done = None if rows is None else rows_normalized(rows, eps)
-    if done is None:
-        return _group_norm(x, w, b, group=group, eps=eps)
-    y, mean, rstd = done
-    y = y.reshape(x.shape)
-    if w is not None:
-        y *= _channel_view(w, x.ndim)
-    if b is not None:
-        y += _channel_view(b, x.ndim)
-    return y, mean.reshape(mean.shape[:2]), rstd.reshape(rstd.shape[:2])
+    out = native_loops.group_norm(x, w, b, group, eps)
+    return _group_norm(x, w, b, group=group, eps=eps) if out is None else out
 
 
 def _group_norm_backward_kernel(g: Any, x: Any, mean: Any, rstd: Any, w: Any, *, group: int,
                                 output_mask: tuple[bool, bool, bool]) -> Any:
-    rows = _rows_of(x, group, w, mean, rstd)
-    if rows is None or g.dtype != x.dtype:
+    out = native_loops.group_norm_gradients(g, x, mean, rstd, w, output_mask)
+    if out is None:
         return _group_norm_backward(g, x, mean, rstd, w, group=group, output_mask=output_mask)
-    m, r = mean[..., None], rstd[..., None]
-    dx = dw = db = None
-    if output_mask[0]:
-        gw = g if w is None else g * _channel_view(w, x.ndim)
-        dx = rows_normalized_backward(np.ascontiguousarray(_grouped(gw, group)), rows, m, r)
-        if dx is None:
-            return _group_norm_backward(g, x, mean, rstd, w, group=group,
-                                        output_mask=output_mask)
-        dx = dx.reshape(x.shape)
-    # per (sample, channel) sums of g * x and of g, as torch's kernel takes them: the
-    # weight's gradient is then sum_n rstd * (sum(g x) - mean * sum(g)), with no xhat pass
-    per_channel = (x.shape[0], x.shape[1], -1)
-    g3 = g.reshape(per_channel)
-    sum_g = g3.sum(axis=-1)
-    if output_mask[1]:
-        sum_gx = np.einsum("ncl,ncl->nc", g3, x.reshape(per_channel))
-        each = x.shape[1] // group
-        dw = (np.repeat(rstd, each, axis=1) * (sum_gx - np.repeat(mean, each, axis=1) * sum_g)
-              ).sum(axis=0).astype(w.dtype)
-    if output_mask[2]:
-        db = sum_g.sum(axis=0).astype(x.dtype if w is None else w.dtype)
-    return dx, dw, db
+    return out
 
 
 GROUP_NORM.register_kernel("cpu", _group_norm_kernel)

@@ -186,17 +186,6 @@ def _backward(g: Any, x: Any, mean: Any, rstd: Any, w: Any, ns: tuple[int, ...],
     return dx, dw, db
 
 
-def rows_normalized(rows: Any, eps: float) -> tuple[Any, Any, Any] | None:
-    """Each row of the row-major (..., n) ``rows`` normalized (no weight, no bias), with its
-    mean and rstd shaped (..., 1), by the native loop; None where it does not take them."""
-    return _forward(rows, None, None, rows.shape[-1:], eps, rms=False)
-
-
-def rows_normalized_backward(g: Any, rows: Any, mean: Any, rstd: Any) -> Any:
-    """The input's gradient of ``rows_normalized`` from the output's, or None."""
-    out = _backward(g, rows, mean, rstd, None, rows.shape[-1:], (True, False, False))
-    return None if out is None else out[0]
-
 
 def _layer_norm_kernel(x: Any, w: Any, b: Any, *, normalized_shape: tuple[int, ...],
                        eps: float) -> tuple[Any, Any, Any]:
