@@ -191,8 +191,8 @@ def extension(name: str, source: str, openmp: bool = False) -> ModuleType | None
             loader = importlib.machinery.ExtensionFileLoader(name, str(path))
             spec = importlib.util.spec_from_loader(name, loader)
             assert spec is not None
-            module = importlib.util.module_from_spec(spec)
-            with _brief_spinning():
+            with _brief_spinning():  # (the object, and libgomp with it, loads here)
+                module = importlib.util.module_from_spec(spec)
                 loader.exec_module(module)
             _loaded[key] = module
             _state["reason"] = None
