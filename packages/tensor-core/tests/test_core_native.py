@@ -5,6 +5,7 @@ they stand in for."""
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import os
 import subprocess
@@ -112,6 +113,35 @@ def test_the_spin_count_is_set_for_the_load_alone_and_a_users_choice_stands(monk
     monkeypatch.setenv("OMP_WAIT_POLICY", "active")
     with native._brief_spinning():
         assert "GOMP_SPINCOUNT" not in os.environ
+
+
+@needs_compiler
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads Linux's memory map")
+def test_openmp_loads_with_the_first_kernels_inside_the_spinning_window(cache):
+    """libgomp reads its spin count when it loads: that must happen inside the window."""
+    code = f"""
+import contextlib, ctypes, json
+from ember.core import native
+def openmp_loaded():
+    return "libgomp" in open("/proc/self/maps").read()
+window, seen = native._brief_spinning, []
+@contextlib.contextmanager
+def watched():
+    with window():
+        entering = openmp_loaded()
+        yield
+        seen.append([entering, openmp_loaded()])
+native._brief_spinning = watched
+before = openmp_loaded()
+native.Kernels({_ADD_ONE!r}, {{"add_one": [ctypes.c_void_p, ctypes.c_int64]}})("add_one")
+print(json.dumps([before, seen, openmp_loaded()]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "EMBER_CACHE_DIR": str(cache)}, check=True)
+    before, seen, after = json.loads(out.stdout)
+    assert not before
+    if after:  # (a toolchain without OpenMP loads none)
+        assert [False, True] in seen
 
 
 def test_native_kernels_can_be_turned_off(cache, monkeypatch):
