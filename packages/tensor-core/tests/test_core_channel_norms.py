@@ -53,7 +53,7 @@ def test_batch_norm_backward_matches_torch(shape, train, mask):
 
 
 @pytest.mark.parametrize("shape,groups", [((4, 6, 5), 3), ((2, 6, 3, 3), 6), ((3, 4), 1),
-                                          ((2, 4, 0), 2)])
+                                          ((2, 4, 0), 2), ((0, 0), 2), ((0, 4, 3), 2)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_group_norm_and_its_backward_match_torch(shape, groups, dtype):
     c = shape[1]
@@ -96,6 +96,8 @@ def test_channels_last_and_half_inputs_match_torch():
     (lambda m: m.group_norm(m.ones(4, 3, 5), 2), "divisible by num_groups"),
     (lambda m: m.group_norm(m.ones(4, 6, 5).long(), 3), "GroupNormKernelImpl"),
     (lambda m: m.group_norm(m.ones(4, 6, 5), 3, m.ones(5)), "Expected weight to be a vector"),
+    (lambda m: m.group_norm(m.tensor(2.0), 1, m.ones(1)), "tensor has no dimensions"),
+    (lambda m: m.group_norm(m.ones(4), 1), "Dimension out of range"),
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(case, phrase)

@@ -165,7 +165,10 @@ def test_non_finite_rows_match_torch():
      "expected scalar type Half but found Float"),
     (lambda m: m.layer_norm(m.ones(3, 4), (4,), m.ones(4).long()), "scalar type of Float"),
     (lambda m: m.layer_norm([1.0], (1,)), "must be Tensor"),
-    (lambda m: m.rms_norm(m.ones(3, 4), (3,)), "Given normalized_shape=[3]"),
+    (lambda m: m.rms_norm(m.ones(3, 4), (3,)), "expected input with shape [*3]"),
+    (lambda m: m.rms_norm(m.ones(3, 4), (1, 4)), "expected input with shape [*1, 4]"),
+    (lambda m: m.rms_norm(m.tensor(1.0), (1,)), "at least 1 dimensions, but got 0"),
+    (lambda m: m.rms_norm(m.ones(4).long(), (2, 4)), "at least 2 dimensions, but got 1"),
     (lambda m: m.rms_norm(m.ones(3, 4), (4,), m.ones(2)), "Expected weight to be of same"),
     (lambda m: m.rms_norm(m.ones(3, 4).long(), (4,)), "not implemented for 'Long'"),
 ])

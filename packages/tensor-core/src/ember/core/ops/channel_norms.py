@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import meta
 from ..dispatch import dispatch, register
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap_dim
 from . import channel_norms_native as native_loops
 from .normalization import _check_param_types
 from .operands import LOW_PRECISION, check_operand, not_implemented
@@ -199,7 +199,8 @@ BATCH_NORM_BACKWARD = register(
 # ----------------------------------------------------------------------------- group norm
 
 def _grouped(x: Any, group: int) -> Any:
-    return x.reshape(x.shape[0], group, -1)
+    """``x`` (N, C, *) as (N, group, C // group * prod(*)), empty ones too."""
+    return x.reshape(x.shape[0], group, x.shape[1] // group * math.prod(x.shape[2:]))
 
 
 def _group_norm(x: Any, w: Any, b: Any, *, group: int, eps: float) -> tuple[Any, Any, Any]:
@@ -210,7 +211,8 @@ def _group_norm(x: Any, w: Any, b: Any, *, group: int, eps: float) -> tuple[Any,
         rstd = np.full(z.shape[:2], np.nan, z.dtype)
     else:
         mean = z.mean(axis=-1)
-        rstd = 1 / np.sqrt(np.square(z - mean[..., None]).mean(axis=-1) + z.dtype.type(eps))
+        var = np.square(z - mean[..., None]).mean(axis=-1)
+        rstd = (1 / np.sqrt(var.astype(np.float64) + eps)).astype(z.dtype)  # (as torch's)
     y = ((z - mean[..., None]) * rstd[..., None]).reshape(x.shape)
     if w is not None:
         y = y * _channel_view(_work(w), x.ndim)
@@ -395,7 +397,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 def _group_norm_checked(input: Tensor, group: int, weight: Tensor | None,
                         bias: Tensor | None, eps: float) -> tuple[Tensor, Tensor, Tensor]:
     check_operand("group_norm", "input", input, numbers=False)
-    channels = input.shape[1] if input.ndim > 1 else 0
+    if input.ndim == 0:  # torch reads the sizes of dims 0 and 1 first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    channels = input.shape[wrap_dim(1, input.ndim)]
     if group <= 0 or channels % group:
         raise RuntimeError("Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "

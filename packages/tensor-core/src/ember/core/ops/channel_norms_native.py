@@ -136,7 +136,7 @@ void channel_apply_##SUFFIX(const T *a, const T *x, const T *centre, const T *sc
 }
 
 /* group norm: x (n, c, l) in g groups of c / g channels; mean, rstd (n, g) */
-#define GROUP(T, SUFFIX, SQRT)                                                          \\
+#define GROUP(T, SUFFIX)                                                          \\
 void group_norm_forward_##SUFFIX(const T *x, const T *w, const T *b, T *y, T *mean,    \\
                                  T *rstd, int64_t n, int64_t c, int64_t l, int64_t g,  \\
                                  double eps, int threads) {                            \\
@@ -152,7 +152,7 @@ void group_norm_forward_##SUFFIX(const T *x, const T *w, const T *b, T *y, T *me
         if (isinf(m)) m = NAN; /* torch's running (Welford) mean of an inf */           \\
         _Pragma("omp simd reduction(+:q)")                                              \\
         for (int64_t i = 0; i < size; ++i) { T e = xr[i] - m; q += e * e; }             \\
-        const T rs = 1 / SQRT(q / size + (T)eps);                                       \\
+        const T rs = (T)(1 / sqrt((double)(q / size) + eps)); /* eps in double, as torch's */\\
         mean[r] = m;                                                                    \\
         rstd[r] = rs;                                                                   \\
         const int64_t c0 = (r % g) * d;                                                 \\
@@ -263,8 +263,8 @@ void group_norm_backward_##SUFFIX(const T *gy, const T *x, const T *mean,       
 
 SUMS(float, f32)
 SUMS(double, f64)
-GROUP(float, f32, sqrtf)
-GROUP(double, f64, sqrt)
+GROUP(float, f32)
+GROUP(double, f64)
 """
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _SUMS = [_P, _P, _P, _P, _P, _I64, _I64, _I64, ctypes.c_int]

@@ -209,8 +209,12 @@ def _check_inputs(op: str, input: Tensor, normalized_shape: Any,
                                f"got {name} of shape {list(p.shape)} and normalized_shape "
                                f"= {listed}")
     shape = tuple(input.shape)
+    rms = op == "rms_norm"  # (torch's rms_norm words two of these checks its own way)
+    if rms and len(shape) < len(ns):
+        raise ValueError(f"Input tensor must have at least {len(ns)} dimensions, but got "
+                         f"{len(shape)}")
     if len(shape) < len(ns) or shape[len(shape) - len(ns):] != ns:
-        expected = "".join(f", {s}" for s in ns)
+        expected = ", ".join(map(str, ns)) if rms else "".join(f", {s}" for s in ns)
         raise RuntimeError(f"Given normalized_shape={listed}, expected input with shape "
                            f"[*{expected}], but got input of size{list(shape)}")
     common_device(op, input, *(p for _, p in params if p is not None))
