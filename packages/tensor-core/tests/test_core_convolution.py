@@ -26,7 +26,10 @@ CONVS = [(1, 1, 1, 0, 1, 1, False, 0), (2, 3, 1, 1, 1, 1, False, 0),
          (2, 5, 2, 2, 1, 1, False, 0), (2, 3, 2, 1, 2, 2, False, 0),
          (2, 3, 1, 1, 1, 4, False, 0), (3, 3, 2, 1, 1, 1, False, 0),
          (1, 3, 2, 1, 1, 2, True, 1), (2, 3, 2, 1, 1, 1, True, 1),
-         (2, 5, 3, 2, 2, 2, True, 2), (3, 2, 2, 0, 1, 1, True, 0)]
+         (2, 5, 3, 2, 2, 2, True, 2), (3, 2, 2, 0, 1, 1, True, 0),
+         # an output padding past the stride (a dilation wider than it): the output's last
+         # positions are in no input position's window
+         (1, 2, 1, 0, 2, 1, True, 1), (2, 3, 1, 1, 3, 2, True, 2)]
 
 
 def _pair(shape, dtype, seed, noncontiguous=False):
@@ -70,6 +73,13 @@ def test_convolution_and_its_backward_match_torch(case, batch, dtype):
                                                [True, True, True])
     for a, b in zip(got, want):
         check(a, b)
+
+
+def test_a_transposed_convolution_may_give_an_empty_output_as_torchs():
+    x = np.ones((1, 3, 1, 2), np.float32)
+    w = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 1, 3, 1)
+    check(ember.conv_transpose2d(ember.from_numpy(x), ember.from_numpy(w), None, 1, 1, 0, 3, 2),
+          torch.conv_transpose2d(torch.from_numpy(x), torch.from_numpy(w), None, 1, 1, 0, 3, 2))
 
 
 @pytest.mark.parametrize("fn", ["conv1d", "conv2d", "conv3d"])
@@ -196,6 +206,19 @@ ERRORS = [
     (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), padding="foo"), "Invalid padding string"),
     (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3), stride=(1, 2, 3)), "expected stride to be"),
     (lambda m: m.conv2d(X4(m), m.ones(6, 4, 3, 3, dtype=m.float64)), "should be the same"),
+    (lambda m: m.conv2d(X4(m).double(), m.ones(6, 4, 3, 3)),
+     "expected scalar type Double but found Float"),
+    (lambda m: m.conv_transpose1d(m.ones(1, 0, 2), m.ones(0, 1, 1), None, 1, 0, 0, 1, 2),
+     "expected weight to be at least 1 at dimension 0"),
+    (lambda m: m.conv2d(m.ones(1, 1, 0, 1), m.ones(2, 1, 1, 1), None, 2, 1),
+     "Only zero batch or zero channel inputs are supported"),
+    (lambda m: m.conv_transpose1d(m.ones(1, 1, 1), m.ones(1, 1, 1), None, 1, 1),
+     "Calculated output size per channel: (1 x -1)"),
+    (lambda m: m.conv_transpose1d(m.ones(1, 2, 4).to(m.int8), m.ones(2, 2, 3).to(m.int8)),
+     "slow_conv_transpose2d_out_cpu"),
+    (lambda m: m.conv1d(m.ones(1, 2, 8).to(m.int16), m.ones(2, 2, 3).to(m.int16), None, 1, 0,
+                        2), "slow_conv_dilated<>"),
+    (lambda m: m.conv1d(m.ones(1, 2, 8).bool(), m.ones(2, 2, 3).bool()), "slow_conv2d_cpu"),
     (lambda m: m.max_pool2d(X4(m), 2, padding=2), "pad should be at most half"),
     (lambda m: m.max_pool2d(m.ones(1, 1, 2, 2), 3), "Output size is too small"),
     (lambda m: m.max_pool2d(X4(m), 2, stride=0), "stride should not be zero"),

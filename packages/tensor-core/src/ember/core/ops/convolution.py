@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import dtypes as _dt
 from .. import meta, native
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
-from .operands import LOW_PRECISION, check_operand, common_device
+from .operands import LOW_PRECISION, check_operand, common_device, not_implemented
 
 _F32 = np.dtype(np.float32)
 Ints = tuple[int, ...]
@@ -71,19 +72,21 @@ def _out_size(size: Ints, kernel: Ints, stride: Ints, padding: Ints, dilation: I
 
 
 def _columns(x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
-             groups: int) -> tuple[Any, Ints]:
-    """im2col: the (N, groups, C/groups * prod(kernel), prod(out)) columns of ``x``."""
+             groups: int, out: Ints | None = None) -> tuple[Any, Ints]:
+    """im2col: the (N, groups, C/groups * prod(kernel), prod(out)) columns of ``x``, at
+    the first ``out`` window positions (default: all of them)."""
     n, c = x.shape[:2]
-    out = _out_size(x.shape[2:], kernel, stride, padding, dilation)
+    out = out or _out_size(x.shape[2:], kernel, stride, padding, dilation)
     view = _windows(_padded(x, padding), kernel, stride, dilation, out)
     return view.reshape(n, groups, c // groups * math.prod(kernel), math.prod(out)), out
 
 
 def _correlate(x: Any, w: Any, stride: Ints, padding: Ints, dilation: Ints,
-               groups: int) -> Any:
-    """The cross-correlation of ``x`` (N, C, *S) with ``w`` (O, C/groups, *K)."""
+               groups: int, out: Ints | None = None) -> Any:
+    """The cross-correlation of ``x`` (N, C, *S) with ``w`` (O, C/groups, *K), at the
+    first ``out`` positions (default: all)."""
     kernel = w.shape[2:]
-    cols, out = _columns(x, kernel, stride, padding, dilation, groups)
+    cols, out = _columns(x, kernel, stride, padding, dilation, groups, out)
     wm = w.reshape(groups, w.shape[0] // groups, -1)
     return np.matmul(wm, cols).reshape((x.shape[0], w.shape[0]) + out)
 
@@ -127,7 +130,7 @@ def _weight_grad(x: Any, g: Any, kernel: Ints, stride: Ints, padding: Ints, dila
     """The correlation's adjoint in its weight: (O, C/groups, *kernel) from its input ``x``
     and the gradient ``g`` of its output."""
     n, o = g.shape[:2]
-    cols, out = _columns(x, kernel, stride, padding, dilation, groups)
+    cols, out = _columns(x, kernel, stride, padding, dilation, groups, g.shape[2:])
     gm = g.reshape(n, groups, o // groups, math.prod(out))
     gw = np.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(0)
     return gw.reshape((o, x.shape[1] // groups) + kernel)
@@ -235,8 +238,9 @@ def _forwards(add_back: Any) -> tuple[Any, Any]:
         kernel = w.shape[2:]
         dx = dw = db = None
         if output_mask[0]:
-            if transposed:
-                dx = _correlate(gz, wz, stride, padding, dilation, groups)
+            if transposed:  # (an output padding of a dilated kernel can reach past the
+                # input's last window position: the positions are the input's)
+                dx = _correlate(gz, wz, stride, padding, dilation, groups, x.shape[2:])
             else:
                 dx = _adjoint(gz, wz, x.shape[2:], stride, padding, dilation, groups,
                               add_back)
@@ -349,6 +353,18 @@ def expand_param(name: str, value: Any, nd: int) -> Ints:
     return vals
 
 
+def _refusing_kernel(dt: Any, transposed: bool, dilated: bool, nd: int) -> str | None:
+    """The CPU kernel of torch's that has no loop for the integer or bool dtype ``dt``
+    (None where it has one: int64 everywhere, every integer in the plain convolution)."""
+    if dt.category >= 2 or dt is _dt.int64:
+        return None
+    if transposed:
+        return f"slow_conv_transpose{max(nd, 2)}d_out_cpu"
+    if dilated:
+        return "slow_conv_dilated<>"
+    return f"slow_conv{max(nd, 2)}d_cpu" if dt is _dt.bool else None
+
+
 def _type_name(t: Tensor) -> str:
     return f"torch.{scalar_type_name(t.dtype)}Tensor"
 
@@ -372,9 +388,12 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
                            f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
                            f"dimensional input of size {list(input.shape)} instead")
     ws, xs = list(weight.shape), list(input.shape)
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} "
+                           f"at dimension 0, but got weight of size {ws} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
-                           f"{groups} at dimension 0, but got weight of size [{ws}] instead")
+                           f"{groups} at dimension 0, but got weight of size {ws} instead")
     if not transposed:
         if xs[1] != ws[1] * groups:
             raise RuntimeError(f"Given groups={groups}, weight of size {ws}, expected "
@@ -410,10 +429,24 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
                                f"dilation, but got {parts}")
         size = _transposed_size(tuple(xs[2:]), tuple(ws[2:]), stride, padding, dilation,
                                 output_padding)
-        if any(s <= 0 for s in size):
-            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, xs[2:]))})"
-                               f". Calculated output size per channel: "
-                               f"({' x '.join(map(str, size))}). Output size is too small")
+        if any(s < 0 for s in size):
+            plane = (1,) if nd == 1 else ()  # (torch's 1-d one is a 2-d one of height 1)
+            raise RuntimeError(f"Given input size per channel: "
+                               f"({' x '.join(map(str, plane + tuple(xs[2:])))}). Calculated "
+                               f"output size per channel: "
+                               f"({' x '.join(map(str, plane + size))}). Output size is too "
+                               f"small")
+    if input.numel() == 0 and xs[0] and xs[1]:
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
+                           f"input shape: {xs}")
+    refusing = _refusing_kernel(input.dtype, transposed, any(d > 1 for d in dilation), nd)
+    if refusing is not None:
+        raise not_implemented(refusing, input.dtype)
+    if input.dtype != weight.dtype and (input.dtype is _dt.float64 or
+                                        input.dtype.category < 2):
+        # (float32, half and complex inputs go to kernels of torch's that word it below)
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(weight.dtype)}")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Input type ({_type_name(input)}) and weight type "
                            f"({_type_name(weight)}) should be the same or input should be a "
