@@ -98,6 +98,7 @@ def test_channels_last_and_half_inputs_match_torch():
     (lambda m: m.group_norm(m.ones(4, 6, 5), 3, m.ones(5)), "Expected weight to be a vector"),
     (lambda m: m.group_norm(m.tensor(2.0), 1, m.ones(1)), "tensor has no dimensions"),
     (lambda m: m.group_norm(m.ones(4), 1), "Dimension out of range"),
+    (lambda m: m.group_norm(m.ones(2, 4).long(), 2, m.ones(4)), "share same datatype"),
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(case, phrase)

@@ -75,7 +75,7 @@ def test_convolution_and_its_backward_match_torch(case, batch, dtype):
         check(a, b)
 
 
-def test_a_transposed_convolution_may_give_an_empty_output_as_torchs():
+def test_a_grouped_transposed_convolution_may_give_an_empty_output_as_torchs():
     x = np.ones((1, 3, 1, 2), np.float32)
     w = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 1, 3, 1)
     check(ember.conv_transpose2d(ember.from_numpy(x), ember.from_numpy(w), None, 1, 1, 0, 3, 2),
@@ -214,15 +214,20 @@ ERRORS = [
      "Only zero batch or zero channel inputs are supported"),
     (lambda m: m.conv_transpose1d(m.ones(1, 1, 1), m.ones(1, 1, 1), None, 1, 1),
      "Calculated output size per channel: (1 x -1)"),
+    (lambda m: m.conv_transpose1d(m.ones(1, 1, 2), m.ones(1, 1, 1), None, 1, 1),
+     "Calculated output size per channel: (1 x 0)"),
     (lambda m: m.conv_transpose1d(m.ones(1, 2, 4).to(m.int8), m.ones(2, 2, 3).to(m.int8)),
      "slow_conv_transpose2d_out_cpu"),
     (lambda m: m.conv1d(m.ones(1, 2, 8).to(m.int16), m.ones(2, 2, 3).to(m.int16), None, 1, 0,
                         2), "slow_conv_dilated<>"),
     (lambda m: m.conv1d(m.ones(1, 2, 8).bool(), m.ones(2, 2, 3).bool()), "slow_conv2d_cpu"),
+    (lambda m: m.conv1d(m.ones(1, 2, 8).int(), m.ones(2, 2, 3).int(), m.ones(2), 1, 0, 2),
+     "Input type (int) and bias type (float) should be the same"),
     (lambda m: m.max_pool2d(X4(m), 2, padding=2), "pad should be at most half"),
     (lambda m: m.max_pool2d(m.ones(1, 1, 2, 2), 3), "Output size is too small"),
     (lambda m: m.max_pool2d(X4(m), 2, stride=0), "stride should not be zero"),
     (lambda m: m.max_pool2d(X4(m), 2, dilation=0), "dilation should be greater than zero"),
+    (lambda m: m.max_pool1d(m.ones(1, 2, 4).long(), 2), "max_pool1d_impl"),
 ]
 
 

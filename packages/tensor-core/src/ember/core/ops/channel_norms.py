@@ -409,9 +409,9 @@ def _group_norm_checked(input: Tensor, group: int, weight: Tensor | None,
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number "
                                f"of channels in input, but got {name} of shape "
                                f"{list(p.shape)} and input of shape {list(input.shape)}")
+    _check_param_types(input, weight, bias)
     if input.dtype.category != 2:
         raise not_implemented("GroupNormKernelImpl", input.dtype)
-    _check_param_types(input, weight, bias)
     return dispatch(GROUP_NORM, (input, weight, bias),  # type: ignore[no-any-return]
                     {"group": int(group), "eps": float(eps)})
 

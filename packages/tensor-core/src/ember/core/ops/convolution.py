@@ -353,6 +353,12 @@ def expand_param(name: str, value: Any, nd: int) -> Ints:
     return vals
 
 
+# the C++ names torch's bias check gives dtypes
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int8": "signed char", "uint8": "unsigned char",
+            "int16": "short", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
 def _refusing_kernel(dt: Any, transposed: bool, dilated: bool, nd: int) -> str | None:
     """The CPU kernel of torch's that has no loop for the integer or bool dtype ``dt``
     (None where it has one: int64 everywhere, every integer in the plain convolution)."""
@@ -429,7 +435,8 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
                                f"dilation, but got {parts}")
         size = _transposed_size(tuple(xs[2:]), tuple(ws[2:]), stride, padding, dilation,
                                 output_padding)
-        if any(s < 0 for s in size):
+        # (torch's check is the ungrouped kernel's: a grouped one may give empty outputs)
+        if any(s < 0 or s == 0 and groups == 1 for s in size):
             plane = (1,) if nd == 1 else ()  # (torch's 1-d one is a 2-d one of height 1)
             raise RuntimeError(f"Given input size per channel: "
                                f"({' x '.join(map(str, plane + tuple(xs[2:])))}). Calculated "
@@ -439,6 +446,10 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
     if input.numel() == 0 and xs[0] and xs[1]:
         raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
                            f"input shape: {xs}")
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({_C_NAMES.get(input.dtype.name, input.dtype.name)}) "
+                           f"and bias type ({_C_NAMES.get(bias.dtype.name, bias.dtype.name)}) "
+                           f"should be the same")
     refusing = _refusing_kernel(input.dtype, transposed, any(d > 1 for d in dilation), nd)
     if refusing is not None:
         raise not_implemented(refusing, input.dtype)
@@ -451,10 +462,6 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
         raise RuntimeError(f"Input type ({_type_name(input)}) and weight type "
                            f"({_type_name(weight)}) should be the same or input should be a "
                            f"MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_type_name(input)}) and bias type "
-                           f"({_type_name(bias)}) should be the same or input should be a "
-                           f"MKLDNN tensor and bias is a dense tensor")
 
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any,
