@@ -86,6 +86,17 @@ def test_channels_last_and_half_inputs_match_torch():
           torch.native_group_norm(yt.bfloat16(), vt, None, 2, 6, 5, 3, 1e-5))
 
 
+@pytest.mark.parametrize("shape,c", [((0,), 4), ((0, 3), 4), ((2, 3, 0), 3)])
+def test_batch_norm_of_an_empty_input_is_torchs_copy_times_the_first_weight(shape, c):
+    for training in (True, False):
+        check(ember.batch_norm(ember.zeros(shape), ember.linspace(0.5, 1.5, c),
+                               ember.linspace(-1, 1, c), ember.zeros(c), ember.ones(c), training,
+                               0.1, 1e-5, False),
+              torch.batch_norm(torch.zeros(shape), torch.linspace(0.5, 1.5, c),
+                               torch.linspace(-1, 1, c), torch.zeros(c), torch.ones(c), training,
+                               0.1, 1e-5, False))
+
+
 @pytest.mark.parametrize("case,phrase", [
     (lambda m: m.batch_norm(m.ones(4, 3), m.ones(4), None, None, None, True, 0.1, 1e-5,
                             False), "weight should contain 3 elements not 4"),
@@ -99,6 +110,8 @@ def test_channels_last_and_half_inputs_match_torch():
     (lambda m: m.group_norm(m.tensor(2.0), 1, m.ones(1)), "tensor has no dimensions"),
     (lambda m: m.group_norm(m.ones(4), 1), "Dimension out of range"),
     (lambda m: m.group_norm(m.ones(2, 4).long(), 2, m.ones(4)), "share same datatype"),
+    (lambda m: m.batch_norm(m.zeros(2, 0), m.ones(0), None, m.ones(0), m.ones(0), False, 0.1,
+                            1e-5, False), "index 0"),
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(case, phrase)

@@ -375,7 +375,18 @@ def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
     """torch.batch_norm: ``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (dim 1),
     with the batch's statistics in training (the running ones updated) or the running
-    ones in evaluation."""
+    ones in evaluation. An empty input, as torch's, is no batch: a copy times the weight's
+    first element plus the bias's, whatever the parameters' sizes."""
+    if isinstance(input, Tensor) and input.numel() == 0:
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    if isinstance(input, Tensor) and input.ndim == 0:
+        raise RuntimeError("batch_norm: expected an input of at least 1 dimension, got a 0-d "
+                           "tensor")
     return native_batch_norm(input, weight, bias, running_mean, running_var, training,
                              momentum, eps)[0]
 
