@@ -140,6 +140,19 @@ def test_an_expanded_gradient_is_read_as_it_is():
                                                     [True, True, True]))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_rms_norm_of_a_permuted_input_is_laid_out_as_torchs(dtype):
+    """torch's CPU rms_norm is its composite: elementwise ops, which keep a dense input's
+    layout (its layer norm's kernel gives a row-major result)."""
+    x = np.random.default_rng(2).normal(size=(1, 4, 4, 2)).astype(np.float32)
+    xe = ember.from_numpy(x).to(getattr(ember, dtype)).permute(0, 3, 1, 2)
+    xt = torch.from_numpy(x).to(getattr(torch, dtype)).permute(0, 3, 1, 2)
+    we, wt = ember.linspace(0.5, 1.5, 4).to(xe.dtype), torch.linspace(0.5, 1.5, 4).to(xt.dtype)
+    ye, yt = ember.rms_norm(xe, (4,), we), torch.rms_norm(xt, (4,), wt)
+    check(ye, yt)
+    assert ye.stride() == yt.stride()
+
+
 def test_non_finite_rows_match_torch():
     x = np.ones((4, 5), np.float32)
     x[0, 1], x[1, 2], x[2, :] = np.nan, np.inf, -np.inf

@@ -272,7 +272,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if eps is None:
         wide = input.dtype in (_dt.float64, _dt.complex128)
         eps = float(np.finfo(np.float64 if wide else np.float32).eps)
-    if cat == 3 or (weight is not None and weight.dtype != input.dtype):
+    if cat == 3 or (weight is not None and weight.dtype != input.dtype) or \
+            not input.is_contiguous():  # (torch's CPU composite lays it out as the input)
         return _rms_norm_composite(input, ns, weight, float(eps))
     return dispatch(FUSED_RMS_NORM, (input, weight),  # type: ignore[no-any-return]
                     {"normalized_shape": ns, "eps": float(eps)})[0]
@@ -280,8 +281,9 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
 
 def _rms_norm_composite(input: Tensor, ns: tuple[int, ...], weight: Tensor | None,
                         eps: float) -> Tensor:
-    """torch's composite rms_norm, for complex inputs and weights of another dtype: in the
-    input's computation dtype, times the weight as the two promote, cast back."""
+    """torch's composite rms_norm, for complex or non-contiguous inputs and weights of
+    another dtype: in the input's computation dtype, times the weight as the two promote,
+    cast back."""
     z = input.to(_dt.float32) if input.dtype.np in LOW_PRECISION else input
     dims = tuple(range(-1, -len(ns) - 1, -1))
     y = z * ((z * z).mean(dims, keepdim=True) + eps).rsqrt()
