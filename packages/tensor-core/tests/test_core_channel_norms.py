@@ -86,6 +86,19 @@ def test_channels_last_and_half_inputs_match_torch():
           torch.native_group_norm(yt.bfloat16(), vt, None, 2, 6, 5, 3, 1e-5))
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (1, 1, 3), (2, 4, 1)])
+def test_group_norm_of_constant_groups_rounds_as_torchs(shape):
+    """x at its group's mean, a large rstd (eps 1e-12): torch's loop computes (x - mean) *
+    rstd without parameters (exactly 0), and x * scale + shift with them (its rounding)."""
+    x = np.full(shape, -2.514699935913086, np.float32)
+    c = shape[1]
+    for params in ((None, None), (np.ones(c, np.float32), np.zeros(c, np.float32))):
+        e = [None if p is None else ember.from_numpy(p) for p in params]
+        t = [None if p is None else torch.from_numpy(p) for p in params]
+        check(ember.group_norm(ember.from_numpy(x), 1, *e, 1e-12),
+              torch.group_norm(torch.from_numpy(x), 1, *t, 1e-12), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("shape,c", [((0,), 4), ((0, 3), 4), ((2, 3, 0), 3)])
 def test_batch_norm_of_an_empty_input_is_torchs_copy_times_the_first_weight(shape, c):
     for training in (True, False):

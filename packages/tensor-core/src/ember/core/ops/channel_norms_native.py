@@ -156,6 +156,11 @@ void group_norm_forward_##SUFFIX(const T *x, const T *w, const T *b, T *y, T *me
         mean[r] = m;                                                                    \\
         rstd[r] = rs;                                                                   \\
         const int64_t c0 = (r % g) * d;                                                 \\
+        if (!w && !b) { /* (x - mean) * rstd, as torch's loop without parameters */     \\
+            _Pragma("omp simd")                                                         \\
+            for (int64_t i = 0; i < size; ++i) yr[i] = (xr[i] - m) * rs;                \\
+            continue;                                                                   \\
+        }                                                                               \\
         if (l == 1) { /* a value per channel: vectorise over the group's channels */    \\
             _Pragma("omp simd")                                                         \\
             for (int64_t j = 0; j < d; ++j) {                                           \\
