@@ -141,14 +141,17 @@ def test_an_expanded_gradient_is_read_as_it_is():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
-def test_rms_norm_of_a_permuted_input_is_laid_out_as_torchs(dtype):
-    """torch's CPU rms_norm is its composite: elementwise ops, which keep a dense input's
-    layout (its layer norm's kernel gives a row-major result)."""
-    x = np.random.default_rng(2).normal(size=(1, 4, 4, 2)).astype(np.float32)
-    xe = ember.from_numpy(x).to(getattr(ember, dtype)).permute(0, 3, 1, 2)
-    xt = torch.from_numpy(x).to(getattr(torch, dtype)).permute(0, 3, 1, 2)
-    we, wt = ember.linspace(0.5, 1.5, 4).to(xe.dtype), torch.linspace(0.5, 1.5, 4).to(xt.dtype)
-    ye, yt = ember.rms_norm(xe, (4,), we), torch.rms_norm(xt, (4,), wt)
+@pytest.mark.parametrize("shape,order,ns", [((1, 4, 4, 2), (0, 3, 1, 2), (4,)),
+                                            ((2, 4), (1, 0), (4, 2)), ((2, 3, 4), (2, 0, 1),
+                                                                       (3,))])
+def test_rms_norm_of_a_permuted_input_is_laid_out_as_torchs(dtype, shape, order, ns):
+    """torch's kernel lays its result out in the input's suggested memory format:
+    channels-last for a 4-d input that suggests it, else row-major (its layer norm's
+    result is row-major always)."""
+    x = np.random.default_rng(2).normal(size=shape).astype(np.float32)
+    xe = ember.from_numpy(x).to(getattr(ember, dtype)).permute(*order)
+    xt = torch.from_numpy(x).to(getattr(torch, dtype)).permute(*order)
+    ye, yt = ember.rms_norm(xe, ns), torch.rms_norm(xt, ns)
     check(ye, yt)
     assert ye.stride() == yt.stride()
 

@@ -28,6 +28,7 @@ from .. import meta
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
+from .convolution import laid_out, suggests_channels_last
 from .operands import LOW_PRECISION, check_operand, common_device, not_implemented
 
 _F32 = np.dtype(np.float32)
@@ -162,7 +163,9 @@ def _rms_norm_backward(g: Any, x: Any, rstd: Any, w: Any, *,
 def _rms_norm_rule(x: Any, w: Any, *, normalized_shape: tuple[int, ...],
                    eps: float) -> tuple[Any, Any]:
     stat = _F32 if meta._np(x.dtype) in LOW_PRECISION else x.dtype
-    return (meta.empty(x.shape, x.dtype),
+    # the input's suggested memory format, as torch's kernel lays its result out
+    last = suggests_channels_last(x.shape, meta.element_strides(x))
+    return (laid_out(x.shape, x.dtype, last),
             meta.empty(_stat_shape(x.shape, len(normalized_shape)), stat))
 
 
@@ -272,8 +275,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if eps is None:
         wide = input.dtype in (_dt.float64, _dt.complex128)
         eps = float(np.finfo(np.float64 if wide else np.float32).eps)
-    if cat == 3 or (weight is not None and weight.dtype != input.dtype) or \
-            not input.is_contiguous():  # (torch's CPU composite lays it out as the input)
+    if cat == 3 or (weight is not None and weight.dtype != input.dtype):
         return _rms_norm_composite(input, ns, weight, float(eps))
     return dispatch(FUSED_RMS_NORM, (input, weight),  # type: ignore[no-any-return]
                     {"normalized_shape": ns, "eps": float(eps)})[0]
@@ -281,9 +283,8 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
 
 def _rms_norm_composite(input: Tensor, ns: tuple[int, ...], weight: Tensor | None,
                         eps: float) -> Tensor:
-    """torch's composite rms_norm, for complex or non-contiguous inputs and weights of
-    another dtype: in the input's computation dtype, times the weight as the two promote,
-    cast back."""
+    """torch's composite rms_norm, for complex inputs and weights of another dtype: in the
+    input's computation dtype, times the weight as the two promote, cast back."""
     z = input.to(_dt.float32) if input.dtype.np in LOW_PRECISION else input
     dims = tuple(range(-1, -len(ns) - 1, -1))
     y = z * ((z * z).mean(dims, keepdim=True) + eps).rsqrt()
