@@ -71,7 +71,8 @@ REACHED_BY: dict[str, str] = {"nuclear_norm": "norm", "to_copy": "to", "div_trun
                               "native_group_norm_backward": "group_norm",
                               "native_batch_norm_backward": "batch_norm",
                               "embedding_dense_backward": "embedding",
-                              "convolution_backward": "conv_transpose1d"}
+                              "convolution_backward": "conv_transpose1d",
+                              "sigmoid_backward": "sigmoid", "tanh_backward": "tanh"}
 
 # Primitives whose values cannot match torch's: their results are compared by shape, dtype
 # and strides only, and are not used by later steps.

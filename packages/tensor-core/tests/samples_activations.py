@@ -1,5 +1,5 @@
 """Dispatch-table samples of the activations (activations.py): gelu in both modes, silu and
-its in-place form, and their fused backward kernels, on row-major, transposed, 0-d and
+its in-place form, and their fused backward kernels (and sigmoid's and tanh's), on row-major, transposed, 0-d and
 empty inputs and the half types. torch has them as ``torch.nn.functional.gelu``/``silu``
 and ``torch.ops.aten.gelu_backward``/``silu_backward``; Ember's module functions and
 registered primitives stand beside them."""
@@ -40,6 +40,19 @@ def _gelu_backward(approximate: str, shape: tuple[int, ...], dtype: str = "float
     return lambda m, d: kernel(m, "gelu_backward")(
         make(m, d, shape, dtype, seed=1, transposed=transposed),
         make(m, d, shape, dtype, transposed=transposed), approximate=approximate)
+
+
+def _output_backward(name: str) -> list[Sample]:
+    """A backward from the forward's output (sigmoid's, tanh's): its gradient and output."""
+    def pair(shape: tuple[int, ...], dtype: str = "float32", transposed: bool = False,
+             row_major_grad: bool = False) -> Sample:
+        return lambda m, d: kernel(m, name)(
+            make(m, d, shape, dtype, seed=1, transposed=transposed and not row_major_grad),
+            make(m, d, shape, dtype, transposed=transposed).tanh())
+
+    return [pair((3, 4)), pair(B, transposed=True), pair(()), pair((0, 3)),
+            pair((3, 4), "float16"), pair((3, 4), "bfloat16"), pair((3, 4), "float64"),
+            pair((3, 4), "complex64"), pair((3, 4), transposed=True, row_major_grad=True)]
 
 
 SAMPLES: dict[str, list[Sample]] = {
@@ -87,4 +100,5 @@ SAMPLES: dict[str, list[Sample]] = {
         lambda m, d: kernel(m, "silu_backward")(make(m, d, (3, 4), seed=1, transposed=True),
                                                 make(m, d, (3, 4))),
     ],
+    **{name: _output_backward(name) for name in ("sigmoid_backward", "tanh_backward")},
 }

@@ -84,8 +84,9 @@ def test_silu_computes_complex_inputs_as_torch():
 @pytest.mark.parametrize("dtype", DTYPES_FLOAT)
 @pytest.mark.parametrize("name,params", [("gelu_backward", {"approximate": "none"}),
                                          ("gelu_backward", {"approximate": "tanh"}),
-                                         ("silu_backward", {})],
-                         ids=["gelu", "gelu_tanh", "silu"])
+                                         ("silu_backward", {}), ("sigmoid_backward", {}),
+                                         ("tanh_backward", {})],
+                         ids=["gelu", "gelu_tanh", "silu", "sigmoid", "tanh"])
 def test_backward_kernels_match_torch(name, params, dtype, n):
     (ge, gt), (xe, xt) = pair((n,), dtype, seed=1), pair((n,), dtype, low=-6.0, high=6.0)
     check(_backward(name, ember, ge, xe, **params), _backward(name, torch, gt, xt, **params))
@@ -94,8 +95,9 @@ def test_backward_kernels_match_torch(name, params, dtype, n):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,params", [("gelu_backward", {"approximate": "none"}),
                                          ("gelu_backward", {"approximate": "tanh"}),
-                                         ("silu_backward", {})],
-                         ids=["gelu", "gelu_tanh", "silu"])
+                                         ("silu_backward", {}), ("sigmoid_backward", {}),
+                                         ("tanh_backward", {})],
+                         ids=["gelu", "gelu_tanh", "silu", "sigmoid", "tanh"])
 def test_backward_kernels_at_non_finite_inputs(name, params, dtype):
     x = np.array(SPECIAL * 2, dtype)
     g = np.linspace(-2, 2, x.size).astype(dtype)
@@ -105,7 +107,9 @@ def test_backward_kernels_at_non_finite_inputs(name, params, dtype):
 
 
 @pytest.mark.parametrize("name,params", [("gelu_backward", {"approximate": "tanh"}),
-                                         ("silu_backward", {})], ids=["gelu", "silu"])
+                                         ("silu_backward", {}), ("sigmoid_backward", {}),
+                                         ("tanh_backward", {})],
+                         ids=["gelu", "silu", "sigmoid", "tanh"])
 def test_backward_kernels_lay_out_results_as_torch(name, params):
     (ge, gt), (xe, xt) = pair((6, 5), seed=1, noncontiguous=True), pair((6, 5), noncontiguous=True)
     for g, x, gg, xx in ((ge, xe, gt, xt), (ge.contiguous(), xe, gt.contiguous(), xt)):
@@ -195,7 +199,8 @@ def test_functions_stay_off_the_top_level_as_torch():
 
 _CASES = [("gelu", {"approximate": "none"}), ("gelu", {"approximate": "tanh"}), ("silu", {}),
           ("gelu_backward", {"approximate": "none"}), ("gelu_backward", {"approximate": "tanh"}),
-          ("silu_backward", {})]
+          ("silu_backward", {}), ("sigmoid", {}), ("sigmoid_backward", {}),
+          ("tanh_backward", {})]
 
 
 def _operands(name: str, dtype: str, n: int) -> tuple[np.ndarray, ...]:

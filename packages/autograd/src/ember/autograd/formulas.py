@@ -177,11 +177,9 @@ _CORE: dict[str, Formula] = {
     "atan": F(lambda n, g: (g / (n.saved(0) * n.saved(0) + 1),), X),
     "sinh": F(lambda n, g: (g * n.saved(0).cosh(),), X),
     "cosh": F(lambda n, g: (g * n.saved(0).sinh(),), X),
-    "tanh": F(lambda n, g: (g * (1 - n.result() * n.result()),), result=R),
     "asinh": F(lambda n, g: (g * (n.saved(0).pow(2) + 1).rsqrt(),), X),
     "acosh": F(_acosh, X),
     "atanh": F(lambda n, g: (g / (1 - n.saved(0).pow(2)),), X),
-    "sigmoid": F(lambda n, g: (g * (1 - n.result()) * n.result(),), result=R),
     "erf": F(lambda n, g: (_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
     "erfc": F(lambda n, g: (-_TWO_OVER_SQRT_PI * (-n.saved(0).pow(2)).exp() * g,), X),
     # torch saves the input and computes erfinv again: an in-place write to the result is

@@ -1,7 +1,9 @@
-"""VJPs of the activations gelu and silu.
+"""VJPs of the activations gelu, silu, sigmoid and tanh.
 
 A first-order backward (no graph of the gradient is built) runs torch's fused kernels,
-``gelu_backward`` and ``silu_backward``, one pass over the gradient and the input. Where a
+``gelu_backward`` and ``silu_backward``, one pass over the gradient and the input
+(``sigmoid_backward`` and ``tanh_backward``: over the gradient and the output, for real
+dtypes; complex ones keep the composite). Where a
 graph is built (``create_graph=True``, forward mode, ``ember.func``), the same derivative is
 composed of Ember ops, so that it can be differentiated again (torch's
 ``infinitely_differentiable_silu_backward``; for gelu, what its ``gelu_backward`` computes).
@@ -13,10 +15,15 @@ import math
 from typing import Any
 
 from ember.core.dispatch import grad_mode
-from ember.core.ops.activations import GELU_BACKWARD, SILU_BACKWARD
+from ember.core.ops.activations import (
+    GELU_BACKWARD,
+    SIGMOID_BACKWARD,
+    SILU_BACKWARD,
+    TANH_BACKWARD,
+)
 from ember.core.tensor import Tensor
 
-from .formula import Formula, X
+from .formula import Formula, R, X
 
 Grads = tuple[Any, ...]
 
@@ -48,10 +55,26 @@ def silu(n: Any, g: Tensor) -> Grads:
     return (g * s * (1 + x * (1 - s)),)
 
 
+def sigmoid(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    if not grad_mode.enabled and y.dtype.category == 2:
+        return (SIGMOID_BACKWARD.door((g, y), None),)
+    return (g * (1 - y) * y,)
+
+
+def tanh(n: Any, g: Tensor) -> Grads:
+    y = n.result()
+    if not grad_mode.enabled and y.dtype.category == 2:
+        return (TANH_BACKWARD.door((g, y), None),)
+    return (g * (1 - y * y),)
+
+
 F = Formula
 FORMULAS: dict[str, Formula] = {
     "gelu": F(gelu, X),
     # torch's complex formula (an in-place silu_ of a complex tensor in a graph; silu's
     # refuses) is g * f'(z), unconjugated: kept as it is
     "silu": F(silu, X, conjugates=True),
+    "sigmoid": F(sigmoid, result=R),
+    "tanh": F(tanh, result=R),
 }

@@ -1,6 +1,8 @@
 """gelu and silu, torch.nn.functional's activations, as fused primitives: one pass over
 the input forward, and one over the gradient and the input backward (``gelu_backward``,
-``silu_backward``, torch's kernels of the same names, which autograd's formulas call).
+``silu_backward``, torch's kernels of the same names, which autograd's formulas call);
+native loops for sigmoid (``ember.sigmoid``, registered in ``unary``) and the fused
+backwards of sigmoid and tanh from their outputs (``sigmoid_backward``, ``tanh_backward``).
 
 Primitives ``gelu`` (operand the input, param ``approximate``: 'none' or 'tanh'), ``silu``
 and its in-place ``silu_``; ``gelu_backward`` and ``silu_backward`` (operands the gradient
@@ -27,13 +29,14 @@ import numpy as np
 
 from .. import meta, native
 from ..device import xp_of
-from ..dispatch import register
+from ..dispatch import REGISTRY, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..tensor import Tensor
 from . import special_functions as special
 from .copying import check_writable, refuse_recorded_write
 from .inplace import in_graph
 from .operands import not_implemented, upcast
+from .unary import SIGMOID
 
 __all__ = ["gelu", "silu"]
 
@@ -85,6 +88,23 @@ def _silu_inplace(x: Any) -> Any:
     return x
 
 
+def _sigmoid_backward(g: Any, y: Any) -> Any:
+    """torch's formula, from the output: ``g * (1 - y) * y`` (conjugated for complex);
+    bfloat16 computes in float32, float16 in itself, rounding each step, as torch's kernel
+    does."""
+    dy, z = (g, y) if y.dtype == np.float16 else upcast(g, y)
+    if z.dtype.kind == "c":
+        return (dy * ((1 - z) * z).conj()).astype(y.dtype, copy=False)
+    return (dy * (1 - z) * z).astype(y.dtype, copy=False)
+
+
+def _tanh_backward(g: Any, y: Any) -> Any:
+    """torch's formula, from the output: ``g * (1 - y * y)`` (conjugated for complex)."""
+    dy, z = upcast(g, y)
+    d = 1 - z * z
+    return (dy * (d.conj() if d.dtype.kind == "c" else d)).astype(y.dtype, copy=False)
+
+
 def _same_first(x: Any, *rest: Any, **params: Any) -> Any:
     return x
 
@@ -100,6 +120,10 @@ GELU_BACKWARD = register("gelu_backward", _gelu_backward, _binary_rule, "element
                          arg_names=("grad_output", "self"))
 SILU_BACKWARD = register("silu_backward", _silu_backward, _binary_rule, "elementwise", False,
                          arg_names=("grad_output", "self"))
+SIGMOID_BACKWARD = register("sigmoid_backward", _sigmoid_backward, _binary_rule, "elementwise",
+                            False, arg_names=("grad_output", "output"))
+TANH_BACKWARD = register("tanh_backward", _tanh_backward, _binary_rule, "elementwise", False,
+                         arg_names=("grad_output", "output"))
 
 # ----------------------------------------------------------------------------- native CPU
 
@@ -213,10 +237,26 @@ INLINE void silu_backward_block_##SUFFIX(const T *g, const T *x, T *y, int unuse
     (void)unused;                                                                            \\
     SIMD { T v = x[i]; T s = 1 / (1 + EXP(-v)); y[i] = g[i] * s * (1 + v * (1 - s)); }       \\
 }                                                                                            \\
+INLINE void sigmoid_block_##SUFFIX(const T *x, T *y, int unused) {                           \\
+    (void)unused;                                                                            \\
+    SIMD { y[i] = 1 / (1 + EXP(-x[i])); }                                                    \\
+}                                                                                            \\
+/* the derivatives from the output: x is the forward's result here */                        \\
+INLINE void sigmoid_backward_block_##SUFFIX(const T *g, const T *x, T *y, int unused) {     \\
+    (void)unused;                                                                            \\
+    SIMD { T v = x[i]; y[i] = g[i] * (1 - v) * v; }                                          \\
+}                                                                                            \\
+INLINE void tanh_backward_block_##SUFFIX(const T *g, const T *x, T *y, int unused) {        \\
+    (void)unused;                                                                            \\
+    SIMD { T v = x[i]; y[i] = g[i] * (1 - v * v); }                                          \\
+}                                                                                            \\
 DRIVE(T, gelu_##SUFFIX, gelu_block_##SUFFIX, , NONE)                                         \\
 DRIVE(T, gelu_backward_##SUFFIX, gelu_backward_block_##SUFFIX, const T *g COMMA, GRAD)       \\
 DRIVE(T, silu_##SUFFIX, silu_block_##SUFFIX, , NONE)                                         \\
-DRIVE(T, silu_backward_##SUFFIX, silu_backward_block_##SUFFIX, const T *g COMMA, GRAD)
+DRIVE(T, silu_backward_##SUFFIX, silu_backward_block_##SUFFIX, const T *g COMMA, GRAD)       \\
+DRIVE(T, sigmoid_##SUFFIX, sigmoid_block_##SUFFIX, , NONE)                                   \\
+DRIVE(T, sigmoid_backward_##SUFFIX, sigmoid_backward_block_##SUFFIX, const T *g COMMA, GRAD) \\
+DRIVE(T, tanh_backward_##SUFFIX, tanh_backward_block_##SUFFIX, const T *g COMMA, GRAD)
 #define COMMA ,
 
 KERNELS(float, f32, erff, tanhf, exp_f32)
@@ -230,7 +270,10 @@ _SIGNATURES = {f"{name}{suffix}": argtypes for suffix in ("_f32", "_f64")
                for name, argtypes in (("gelu", [_P, _P, _N, _I, _I]),
                                       ("gelu_backward", [_P, _P, _P, _N, _I, _I]),
                                       ("silu", [_P, _P, _N, _I, _I]),
-                                      ("silu_backward", [_P, _P, _P, _N, _I, _I]))}
+                                      ("silu_backward", [_P, _P, _P, _N, _I, _I]),
+                                      ("sigmoid", [_P, _P, _N, _I, _I]),
+                                      ("sigmoid_backward", [_P, _P, _P, _N, _I, _I]),
+                                      ("tanh_backward", [_P, _P, _P, _N, _I, _I]))}
 _VECTOR_KERNELS = native.Kernels(_DEFINES + "#define VECTOR_MATH\n" + _SOURCE, _SIGNATURES)
 _SCALAR_KERNELS: list[native.Kernels] = []
 _SUFFIX = {np.dtype(np.float32): "_f32", np.dtype(np.float64): "_f64"}
@@ -264,6 +307,9 @@ class _Loops(dict):  # type: ignore[type-arg]
 
 _GELU_LOOPS, _SILU_LOOPS = _Loops("gelu"), _Loops("silu")
 _GELU_BACKWARD_LOOPS, _SILU_BACKWARD_LOOPS = _Loops("gelu_backward"), _Loops("silu_backward")
+_SIGMOID_LOOPS = _Loops("sigmoid")
+_SIGMOID_BACKWARD_LOOPS = _Loops("sigmoid_backward")
+_TANH_BACKWARD_LOOPS = _Loops("tanh_backward")
 
 
 def _dense(x: Any) -> bool:
@@ -339,9 +385,48 @@ def _silu_backward_kernel(g: Any, x: Any) -> Any:
     return y
 
 
+def _sigmoid_kernel(x: Any) -> Any:
+    fn = _SIGMOID_LOOPS[x.dtype]
+    if fn is None or not x.size or not _dense(x):
+        return SIGMOID.forward(x)
+    y = _result(x)
+    fn(x, y, x.size, 0, native.get_num_threads())
+    return y
+
+
+SIGMOID_ = REGISTRY["sigmoid_"]
+
+
+def _sigmoid_inplace_kernel(x: Any) -> Any:
+    fn = _SIGMOID_LOOPS[x.dtype]
+    if fn is None or not x.size or not x.flags.writeable or not _dense(x):
+        return SIGMOID_.forward(x)
+    fn(x, x, x.size, 0, native.get_num_threads())
+    return x
+
+
+def _output_backward_kernel(loops: _Loops, reference: Any) -> Any:
+    """The native loop of a backward from the forward's output (sigmoid's, tanh's)."""
+
+    def kernel(g: Any, y: Any) -> Any:
+        fn = loops[y.dtype]
+        if fn is None or not _takes_pair(g, y):
+            return reference(g, y)
+        out = _result(y)
+        fn(g, y, out, y.size, 0, native.get_num_threads())
+        return out
+
+    return kernel
+
+
 for _op, _kernel in ((GELU, _gelu_kernel), (SILU, _silu_kernel), (SILU_, _silu_inplace_kernel),
                      (GELU_BACKWARD, _gelu_backward_kernel),
-                     (SILU_BACKWARD, _silu_backward_kernel)):
+                     (SILU_BACKWARD, _silu_backward_kernel),
+                     (SIGMOID, _sigmoid_kernel), (SIGMOID_, _sigmoid_inplace_kernel),
+                     (SIGMOID_BACKWARD,
+                      _output_backward_kernel(_SIGMOID_BACKWARD_LOOPS, _sigmoid_backward)),
+                     (TANH_BACKWARD, _output_backward_kernel(_TANH_BACKWARD_LOOPS,
+                                                             _tanh_backward))):
     _kernel.__name__ = _op.forward.__name__
     _op.register_kernel("cpu", _kernel)
 
