@@ -1,10 +1,11 @@
 """How cost grows with work: Ember against PyTorch at about 1e2, 1e5 and 4e6 elements.
 
 The ops training spends its time in: add, exp, sum, softmax over rows of 256, a layer
-norm written from primitives (rows of 256), and a batched matmul (16 matrices). Both
-frameworks use the machine's cores as they do by default (torch's intra-op threads,
-NumPy's BLAS threads for matmul); the thread counts are printed. Ratios above 1.0 mean
-Ember is slower.
+norm written from primitives (rows of 256), and a batched matmul (16 matrices). Each
+framework runs in a worker process of its own (``workers``), rounds alternating between
+them, torch's intra-op threads set to Ember's native kernels' count (NumPy's BLAS threads
+for matmul at their default); the thread count is printed. Ratios above 1.0 mean Ember is
+slower.
 
     python bench/scaling.py [--quick]
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from overhead import compare_us  # noqa: E402
+from workers import Worker, compare, serve  # noqa: E402
 
 SIZES = {"tiny": 128, "medium": 100_000, "large": 4_000_000}
 
@@ -61,28 +61,44 @@ def cases(lib: object, n: int) -> dict[str, Callable[[], object]]:
     }
 
 
+def _program(lib: object, fields: list[str]) -> Callable[[], object]:
+    name, size = fields
+    return cases(lib, SIZES[size])[name]
+
+
+def _names(lib: object) -> list[str]:
+    return list(cases(lib, 1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (noisier)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        serve(args.worker, _names, _program)
+        return
 
-    import torch
+    from ember.core import native
 
-    import ember
-
-    print(f"torch threads: {torch.get_num_threads()}, cores: {os.cpu_count()}, "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}")
+    threads = native.get_num_threads()
+    print(f"threads: {threads} on both sides, each framework in its own process")
     print(f"{'op':<26}{'size':>8}{'elements':>10}{'ember us':>12}{'torch us':>12}{'ratio':>8}")
+    workers = Worker(__file__, "ember", threads), Worker(__file__, "torch", threads)
     ratios: dict[str, list[float]] = {}
-    for size, n in SIZES.items():
-        ours, theirs = cases(ember, n), cases(torch, n)
-        budget = 2e5 if args.quick else 1e6  # microseconds of work per measured round
-        for name in ours:
-            number = max(1, min(2000, int(budget / max(n / 500, 1))))
-            e, t = compare_us(ours[name], theirs[name], number, 3 if args.quick else 7)
-            ratios.setdefault(size, []).append(e / t)
-            elements = n if name != "batched matmul" else math.prod(_batched(n))
-            print(f"{name:<26}{size:>8}{elements:>10}{e:>12.1f}{t:>12.1f}{e / t:>8.2f}")
+    try:
+        for size, n in SIZES.items():
+            budget = 2e5 if args.quick else 1e6  # microseconds of work per measured round
+            for name in workers[0].names():
+                number = max(1, min(2000, int(budget / max(n / 500, 1))))
+                e, t = compare(workers, (name, size), number, 3 if args.quick else 7)
+                ratios.setdefault(size, []).append(e / t)
+                elements = n if name != "batched matmul" else math.prod(_batched(n))
+                print(f"{name:<26}{size:>8}{elements:>10}{e:>12.1f}{t:>12.1f}{e / t:>8.2f}",
+                      flush=True)
+    finally:
+        for w in workers:
+            w.close()
     for size, values in ratios.items():
         print(f"{'geometric mean ' + size:<56}{statistics.geometric_mean(values):>8.2f}")
 
