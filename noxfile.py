@@ -2,10 +2,10 @@
 
 ``nox`` runs the default sessions, which together are the whole test suite: ``lint``, one
 session per package (named after its directory, e.g. ``tensor-core``), ``stack``,
-``no-compiler`` (the suite on the numpy reference kernels alone) and ``wheels``. ``nox -s
-bench``, ``nox -s fuzz`` and ``nox -s gpu`` run on demand. Arguments after ``--`` go to
-pytest (or to each script in bench/, or to the fuzzer), e.g. ``nox -s tensor-core -- -k
-matmul -x``.
+``no-compiler`` (the suite on the numpy reference kernels alone), ``triton`` (the Triton
+kernels under Triton's interpreter) and ``wheels``. ``nox -s bench``, ``nox -s fuzz`` and
+``nox -s gpu`` run on demand. Arguments after ``--`` go to pytest (or to each script in
+bench/, or to the fuzzer), e.g. ``nox -s tensor-core -- -k matmul -x``.
 
 Environments are virtualenvs filled by pip: pip finds the local CPU wheel of torch here,
 where uv would download a multi-gigabyte CUDA build instead.
@@ -161,6 +161,29 @@ def stack(session: nox.Session) -> None:
     _check_complete(session)
     session.install(*_editable(PACKAGES), "-e", ".", *TEST_DEPS)
     session.run("pytest", "tests", *_test_dirs(PACKAGES), *session.posargs)
+
+
+def _optional_requirement(package: str, extra: str, name: str) -> str:
+    """The requirement on ``name`` that a package's optional dependencies ``extra`` list."""
+    for spec in _project(package)["optional-dependencies"][extra]:
+        if canonicalize_name(Requirement(spec).name) == name:
+            return str(spec)
+    raise ValueError(f"packages/{package}/pyproject.toml's [{extra}] extra lists no {name}")
+
+
+@nox.session
+def triton(session: nox.Session) -> None:
+    """The Triton kernels' tests (packages/tensor-core/tests_triton, which no other session
+    collects) under Triton's interpreter (``TRITON_INTERPRET=1``: on the CPU, through
+    numpy), with tensor-core and the triton its ``cuda`` extra names (not cupy: no GPU
+    needed), including their compilation for a GPU. ``bench/gpu_check.py`` runs the same
+    tests for real on a GPU."""
+    _isolate(session)
+    _check_declared(session, _with_dependencies("tensor-core"))
+    session.install(*_editable(_with_dependencies("tensor-core")), *TEST_DEPS,
+                    _optional_requirement("tensor-core", "cuda", "triton"))
+    session.env["TRITON_INTERPRET"] = "1"
+    session.run("pytest", "packages/tensor-core/tests_triton", *session.posargs)
 
 
 _NO_NATIVE_CODE = """

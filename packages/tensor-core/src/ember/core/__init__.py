@@ -112,6 +112,9 @@ def _install(modules: tuple[ModuleType, ...]) -> list[str]:
 
 _op_names = _install(OP_MODULES)
 
+# the ops' Triton kernels for CUDA, where triton is installed (imported at their first call)
+from . import triton_kernels  # noqa: E402,F401
+
 # torch computes inf and nan silently; NumPy warns when its ufuncs produce them. Silence those
 # warnings for calls made by Ember's own code only (the filter matches the module issuing
 # them): users' NumPy keeps its settings, and the hot path pays nothing (an errstate block
