@@ -70,6 +70,7 @@ def test_backward_of_an_expanded_gradient_matches_torch():
     (lambda m: m.embedding(m.ones(4), m.tensor([1])), "'weight' must be 2-D"),
     (lambda m: m.embedding(m.ones(4, 3, 2), m.tensor([1])), "'weight' must be 2-D"),
     (lambda m: m.embedding([[1.0]], m.tensor([0])), "must be Tensor"),
+    (lambda m: m.embedding(m.ones(0, 3), m.tensor([0])), "axis dim should be positive"),
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(case, phrase)

@@ -202,6 +202,8 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
                            "instead (while checking arguments for embedding)")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if weight.shape[0] == 0 and indices.numel():  # (torch's index_select refuses first)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     common_device("embedding", weight, indices)
     return dispatch(EMBEDDING, (weight, indices),  # type: ignore[no-any-return]
                     {"padding_idx": int(padding_idx),

@@ -439,7 +439,8 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     """torch.max_pool1d: the largest value of each window along the last dim (floating
     types only, as torch's kernel without indices, which it takes where no gradient is
     needed)."""
-    if isinstance(input, Tensor) and input.dtype.category != 2 and input.numel():
+    if isinstance(input, Tensor) and input.dtype.category != 2 and input.numel() and \
+            input.ndim in (2, 3):  # (torch checks the dims first)
         raise not_implemented("max_pool1d_impl", input.dtype)
     return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
