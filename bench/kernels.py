@@ -40,15 +40,20 @@ SIZES = {"gpt (8,64,128)": (8, 64, 128), "1e6": (4096, 256), "1.6e7": (16384, 10
 ATTENTION = {(8, 64, 128): (8, 4, 64, 32), (4096, 256): (4, 4, 256, 64),
              (16384, 1024): (4, 4, 1024, 64)}
 
+# interpolation's (batch, channels, height, width) at each size, doubled along both spatial
+# dims: outputs of the size's element count
+IMAGES = {(8, 64, 128): (8, 8, 16, 16), (4096, 256): (8, 32, 32, 32),
+          (16384, 1024): (8, 32, 128, 128)}
+
 
 def _functional(lib: Any) -> Any:
     """torch.nn.functional, or where Ember keeps the same functions."""
     if lib.__name__ == "torch":
         return lib.nn.functional
-    from ember.core.ops import activations, attention, losses
+    from ember.core.ops import activations, attention, interpolation, losses
 
     return SimpleNamespace(**{name: getattr(module, name)
-                              for module in (activations, attention, losses)
+                              for module in (activations, attention, interpolation, losses)
                               for name in dir(module) if not name.startswith("_")})
 
 
@@ -90,6 +95,9 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
         "embedding": (lambda w: lib.embedding(w, tokens), [table]),
         "cross_entropy": (lambda x: F.cross_entropy(x, classes), [logits]),
         "nll_loss": (lambda x: F.nll_loss(x, classes), [logits]),
+        "bilinear": (lambda x: F.interpolate(x, scale_factor=2.0, mode="bilinear"),
+                     [t(*IMAGES[shape])]),
+        "nearest": (lambda x: F.interpolate(x, scale_factor=2.0), [t(*IMAGES[shape])]),
     }
 
 

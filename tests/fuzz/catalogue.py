@@ -36,6 +36,12 @@ NOT_REACHED: dict[str, str] = {
         "_scaled_dot_product_flash_attention_for_cpu_backward", "avg_pool2d",
         "avg_pool2d_backward", "avg_pool3d", "avg_pool3d_backward", "_adaptive_avg_pool2d",
         "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward")},
+    **{name + suffix: _NN for suffix in ("", "_backward") for name in (
+        "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+        "upsample_linear1d", "upsample_bilinear2d", "upsample_bicubic2d", "upsample_trilinear3d",
+        "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "_upsample_lanczos2d_aa",
+        "_adaptive_avg_pool3d")},
     **{name: "max pooling's fused backward: a program reaches it only where a backward step "
              "follows a pooling of an input that requires grad, which the CI budget does not "
              "draw; the op tests and the dispatch table's samples compare it with torch"

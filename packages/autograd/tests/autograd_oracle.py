@@ -24,7 +24,7 @@ from torch_oracle import check, pair  # noqa: E402
 import ember.autograd as ag  # noqa: E402  (importing it installs autograd)
 import ember.core as E  # noqa: E402
 import ember.func  # noqa: E402
-from ember.core.ops import activations, attention, losses  # noqa: E402
+from ember.core.ops import activations, attention, interpolation, losses  # noqa: E402
 
 # The torch-like top level that whole programs are written against, assembled from the two
 # packages these tests have: the meta package ``ember`` is not installed in this package's
@@ -41,7 +41,7 @@ __all__ = ["E", "check", "pair", "inputs", "first", "compare_grads", "ops_in_gra
 # torch.nn.functional's names that Ember's op modules hold until the nn package gives them
 _FUNCTIONAL = SimpleNamespace(
     gelu=activations.gelu, silu=activations.silu, nll_loss=losses.nll_loss,
-    cross_entropy=losses.cross_entropy,
+    cross_entropy=losses.cross_entropy, interpolate=interpolation.interpolate,
     scaled_dot_product_attention=attention.scaled_dot_product_attention)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from autograd_oracle import E, compare_grads, data_options, first, inputs
+from autograd_oracle import E, compare_grads, data_options, first, functional, inputs
 
 import ember.autograd
 
@@ -226,6 +226,24 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
         x, 3, 2, 1, divisor_override=7), [(1, 2, 4, 5, 4)], {}),
     ("adaptive_avg_pool1d", lambda m, x: m.adaptive_avg_pool1d(x, 3), [(2, 3, 7)], {}),
     ("adaptive_max_pool1d", lambda m, x: m.adaptive_max_pool1d(x, 3)[0], [(2, 3, 7)], {}),
+    # ---------------------------------------------------------------- interpolation
+    *[(f"interpolate_{mode}_{len(shape) - 2}d{'_aa' if 'antialias' in kw else ''}",
+       lambda m, x, mode=mode, kw=kw: functional(m).interpolate(x, mode=mode, **kw), [shape],
+       {}) for mode, shape, kw in [
+        ("nearest", (2, 3, 5), {"scale_factor": 1.5}),
+        ("nearest", (2, 2, 3, 4), {"size": (5, 3)}),
+        ("nearest", (1, 2, 2, 3, 2), {"scale_factor": 2.0}),
+        ("nearest-exact", (2, 3, 5), {"size": 7}),
+        ("nearest-exact", (2, 2, 3, 4), {"scale_factor": 0.7}),
+        ("nearest-exact", (1, 2, 2, 3, 2), {"size": (3, 2, 4)}),
+        ("linear", (2, 3, 5), {"scale_factor": 1.5, "align_corners": True}),
+        ("bilinear", (2, 2, 3, 4), {"size": (5, 3)}),
+        ("bicubic", (2, 2, 4, 4), {"scale_factor": 1.5, "align_corners": True}),
+        ("trilinear", (1, 2, 2, 3, 2), {"scale_factor": 1.5}),
+        ("area", (1, 2, 4, 3, 5), {"size": (2, 2, 3)}),
+        ("bilinear", (2, 2, 5, 6), {"scale_factor": 0.5, "antialias": True}),
+        ("bicubic", (2, 2, 5, 6), {"size": (3, 7), "antialias": True}),
+        ("lanczos", (2, 2, 5, 6), {"scale_factor": 0.6, "antialias": True})]],
 ]
 
 IDS = [c[0] for c in CASES]

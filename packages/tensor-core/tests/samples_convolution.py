@@ -137,6 +137,13 @@ def _adaptive_backward(kind: str, shape: tuple[int, ...], out: tuple[int, int]) 
     return sample
 
 
+def _adaptive3d_backward(m: Any, d: str) -> Any:
+    g, x = make(m, d, (2, 3, 2, 3, 2), seed=3), make(m, d, (2, 3, 5, 6, 4))
+    if m is torch:
+        return torch.ops.aten._adaptive_avg_pool3d_backward(g, x)
+    return P.ADAPTIVE_AVG_POOL3D_BACKWARD(g, x)
+
+
 SAMPLES: dict[str, list[Sample]] = {
     "convolution": [
         _conv((2, 4, 7, 7), (6, 4, 3, 3), padding=1),
@@ -187,6 +194,15 @@ SAMPLES: dict[str, list[Sample]] = {
         _pool("adaptive_avg_pool2d", (3, 8, 8), 4, dtype="float64"),
         lambda m, d: m.adaptive_avg_pool1d(make(m, d, (2, 3, 9)), 4),
     ],
+    "_adaptive_avg_pool3d": [
+        _pool("adaptive_avg_pool3d", (2, 3, 5, 6, 4), (3, 2, 4)),
+        _pool("adaptive_avg_pool3d", (3, 4, 5, 6), 2, dtype="float64"),
+        # a channels-last volume: torch's 3-d kernel gives row-major results, but for 1x1x1
+        lambda m, d: _nn(m).adaptive_avg_pool3d(
+            make(m, d, (2, 4, 5, 3, 6)).permute(0, 4, 1, 2, 3), (2, 3, 2)),
+        lambda m, d: _nn(m).adaptive_avg_pool3d(
+            make(m, d, (2, 4, 5, 3, 6)).permute(0, 4, 1, 2, 3), 1),
+    ],
     "adaptive_max_pool2d": [
         _pool("adaptive_max_pool2d", (2, 3, 7, 5), (3, 2)),
         _pool("adaptive_max_pool2d", (3, 8, 8), 4, dtype="float64"),
@@ -205,4 +221,5 @@ SAMPLES: dict[str, list[Sample]] = {
     "avg_pool3d_backward": [_avg_backward(3, (1, 2, 4, 5, 4), 2, 1)],
     "_adaptive_avg_pool2d_backward": [_adaptive_backward("avg", (2, 3, 7, 5), (3, 2))],
     "adaptive_max_pool2d_backward": [_adaptive_backward("max", (2, 3, 7, 5), (3, 2))],
+    "_adaptive_avg_pool3d_backward": [_adaptive3d_backward],
 }

@@ -27,6 +27,7 @@ from . import vjp_channel_norms as cn
 from . import vjp_convolution as cv
 from . import vjp_elementwise as ew
 from . import vjp_indexing as ix
+from . import vjp_interpolation as ip
 from . import vjp_linalg as la
 from . import vjp_losses as ls
 from . import vjp_normalization as nm
@@ -208,7 +209,8 @@ _CORE["sub"].scalar_first = F(_CORE["sub"].vjp, name="RsubBackward1")
 
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS, **nm.FORMULAS, **at.FORMULAS,
-                                **cn.FORMULAS, **cv.FORMULAS, **ac.FORMULAS, **ls.FORMULAS}
+                                **cn.FORMULAS, **cv.FORMULAS, **ip.FORMULAS, **ac.FORMULAS,
+                                **ls.FORMULAS}
 
 # Nodes autograd makes itself for in-place writes (not ops of the registry).
 # in-place forms whose derivative torch does not implement (their functional forms have

@@ -7,7 +7,7 @@ known: a convolution's input gradient is a transposed convolution of the gradien
 weight gradient a convolution of the input with the gradient (batch and channels
 swapped, stride and dilation exchanged); a max pool's gradient is a ``scatter_add`` at its
 indices, an average pool's a transposed convolution with a kernel of ones, an adaptive
-average pool's two products with its averaging matrices.
+average pool's products with its averaging matrices.
 """
 
 from __future__ import annotations
@@ -150,6 +150,15 @@ def adaptive_avg_pool2d(n: Any, g: Tensor) -> Grads:
     return (_matrix(h, oh, g).T @ g @ _matrix(w, ow, g),)
 
 
+def adaptive_avg_pool3d(n: Any, g: Tensor) -> Grads:
+    x = n.saved(0)
+    if not grad_mode.enabled:
+        return (dispatch(P.ADAPTIVE_AVG_POOL3D_BACKWARD, (g, x), None),)
+    (d, h, w), (od, oh, ow) = x.shape[-3:], g.shape[-3:]
+    gi = (_matrix(h, oh, g).T @ g @ _matrix(w, ow, g)).transpose(-3, -1)
+    return ((gi @ _matrix(d, od, g)).transpose(-3, -1),)
+
+
 def adaptive_max_pool2d(n: Any, grads: Any) -> Grads:
     g = grads[0]
     if g is None:
@@ -172,6 +181,8 @@ FORMULAS: dict[str, Formula] = {
                           name="AvgPool3DBackward0"),
     "_adaptive_avg_pool2d": Formula(adaptive_avg_pool2d, (0,),
                                     name="AdaptiveAvgPool2DBackward0"),
+    "_adaptive_avg_pool3d": Formula(adaptive_avg_pool3d, (0,),
+                                    name="AdaptiveAvgPool3DBackward0"),
     "adaptive_max_pool2d": Formula(adaptive_max_pool2d, (0,), (1,),
                                    name="AdaptiveMaxPool2DBackward0", outputs=(0,)),
 }

@@ -43,6 +43,7 @@ from .ops import (
     fused_updates,
     gather_scatter,
     indexing,
+    interpolation,
     joining,
     losses,
     masked,
@@ -75,7 +76,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction, convolution, pooling, activations, losses)
+    einsum_contraction, convolution, pooling, interpolation, activations, losses)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -3,7 +3,7 @@ fused backward primitive.
 
 Primitives (2-d and 3-d; torch's 1-d pools are its 2-d ones on an unsqueezed input):
 ``max_pool{2,3}d_with_indices`` -> ``(out, indices)`` and its ``_backward``;
-``avg_pool{2,3}d`` and its ``_backward``; ``_adaptive_avg_pool2d`` and its ``_backward``;
+``avg_pool{2,3}d`` and its ``_backward``; ``_adaptive_avg_pool{2,3}d`` and its ``_backward``;
 ``adaptive_max_pool2d`` -> ``(out, indices)`` and its ``_backward``. Indices are flat
 within each input plane, as torch's.
 
@@ -11,7 +11,8 @@ Windows are strided views of the input padded with the dtype's lowest value (max
 zeros (average); the kernels step over the kernel offsets (a handful of whole-array
 operations each), never over output elements. A max keeps the first largest value and
 the last NaN of its window, as torch's loop does. Results take the input's suggested
-memory format (channels-last or row-major), as torch's CPU kernels.
+memory format (channels-last or row-major), as torch's CPU kernels (its 3-d adaptive
+average pool's are row-major).
 
 Native loops for the 2-d max pool and its backward sit in ``pooling_native``.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import meta
 from ..dispatch import dispatch, register
 from ..tensor import Tensor
 from .convolution import laid_out, per_dim, suggests_channels_last
@@ -278,8 +280,7 @@ def _adaptive_avg(x: Any, *, output_size: Ints) -> Any:
     return np.ascontiguousarray(y.astype(x.dtype, copy=False))
 
 
-def _adaptive_avg_backward(g: Any, x: Any) -> Any:
-    nd = 2
+def _adaptive_avg_backward(g: Any, x: Any, nd: int = 2) -> Any:
     gz = g.astype(_F32) if g.dtype in LOW_PRECISION else g
     gi = gz
     for i in range(nd):
@@ -290,6 +291,20 @@ def _adaptive_avg_backward(g: Any, x: Any) -> Any:
 
 def _adaptive_avg_rule(x: Any, *, output_size: Ints) -> Any:
     return laid_out(x.shape[:x.ndim - len(output_size)] + output_size, x.dtype, _last(x))
+
+
+def _adaptive_avg3d_backward(g: Any, x: Any) -> Any:
+    return _adaptive_avg_backward(g, x, 3)
+
+
+def _adaptive_avg3d_rule(x: Any, *, output_size: Ints) -> Any:
+    # torch's 3-d CPU kernel gives row-major results, but for its mean over a volume
+    return laid_out(x.shape[:x.ndim - 3] + output_size, x.dtype,
+                    _last(x) and output_size == (1, 1, 1))
+
+
+def _row_major_rule(g: Any, x: Any) -> Any:
+    return meta.empty(x.shape, x.dtype)
 
 
 def _adaptive_max(x: Any, *, output_size: Ints) -> tuple[Any, Any]:
@@ -323,6 +338,11 @@ ADAPTIVE_AVG_POOL2D = register("_adaptive_avg_pool2d", _adaptive_avg, _adaptive_
                                "library", arg_names=("self",))
 ADAPTIVE_AVG_POOL2D_BACKWARD = register(
     "_adaptive_avg_pool2d_backward", _adaptive_avg_backward, _like_input_rule, "library",
+    False, arg_names=("grad_output", "self"))
+ADAPTIVE_AVG_POOL3D = register("_adaptive_avg_pool3d", _adaptive_avg, _adaptive_avg3d_rule,
+                               "library", arg_names=("self",))
+ADAPTIVE_AVG_POOL3D_BACKWARD = register(
+    "_adaptive_avg_pool3d_backward", _adaptive_avg3d_backward, _row_major_rule, "library",
     False, arg_names=("grad_output", "self"))
 ADAPTIVE_MAX_POOL2D = register("adaptive_max_pool2d", _adaptive_max, _adaptive_max_rule,
                                "library", arg_names=("self",))
@@ -554,6 +574,18 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
         raise not_implemented("adaptive_avg_pool2d", input.dtype)
     out = dispatch(ADAPTIVE_AVG_POOL2D, (x,), {"output_size": (1,) + size})
     return out.squeeze(-2)  # type: ignore[no-any-return]
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """torch._C._nn.adaptive_avg_pool3d: the mean over ``output_size`` adaptive windows of
+    the last three dims."""
+    size = _adaptive_input("adaptive_avg_pool3d", input, 3, output_size)
+    if input.dtype.category < 2:
+        raise not_implemented("adaptive_avg_pool3d_cpu", input.dtype)
+    if size == (1, 1, 1) and not _last_tensor(input):
+        return input.mean((-1, -2, -3), keepdim=True)  # type: ignore[no-any-return]
+    return dispatch(ADAPTIVE_AVG_POOL3D, (input,),  # type: ignore[no-any-return]
+                    {"output_size": size})
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
