@@ -7,7 +7,9 @@ same thread count on both sides (torch's intra-op threads set to Ember's), and t
 of its own, the rounds alternating between them: two OpenMP runtimes in one process
 (torch's and the one Ember's kernels load) spin against each other for milliseconds.
 "fwd" runs under no_grad; "fwd+bwd" runs the forward recording a graph and
-``autograd.grad`` of it for every input that requires one. The last lines give the
+``autograd.grad`` of it for every input that requires one; an optimizer's fused update
+(``adamw``: ``_fused_adamw_`` over the twelve parameter tensors of a transformer block of
+about the size's element count) has one pass, "step". The last lines give the
 geometric means. The first line gives the time ``native.build_all()`` takes in a fresh
 interpreter with an empty kernel cache (the cold compile of every native kernel) and again
 with that cache filled (a warm start).
@@ -101,6 +103,29 @@ def primitives(lib: Any, shape: tuple[int, ...]) -> dict[str, tuple[Callable[...
     }
 
 
+UPDATES = ("adamw",)
+
+
+def updates(lib: Any, shape: tuple[int, ...]) -> dict[str, Callable[[], Any]]:
+    """Each of ``UPDATES`` as a step of no arguments, over a transformer block's parameters
+    (width w: 12 w**2 + 13 w elements) of about ``shape``'s element count."""
+    rng = np.random.default_rng(0)
+    w = round((int(np.prod(shape)) / 12) ** 0.5)
+    shapes = [(3 * w, w), (3 * w,), (w, w), (w,), (4 * w, w), (4 * w,), (w, 4 * w), (w,),
+              (w,), (w,), (w,), (w,)]
+
+    def t(scale: float) -> list[Any]:
+        return [lib.from_numpy((rng.standard_normal(s) * scale).astype(np.float32))
+                for s in shapes]
+
+    params, grads, exp_avgs = t(1.0), t(1.0), t(0.1)
+    exp_avg_sqs = [x.abs() for x in t(0.01)]
+    steps = [lib.full((), 10.0) for _ in shapes]
+    return {"adamw": lambda: lib._fused_adamw_(
+        params, grads, exp_avgs, exp_avg_sqs, [], steps, lr=1e-3, beta1=0.9, beta2=0.999,
+        weight_decay=0.01, eps=1e-8, amsgrad=False, maximize=False)}
+
+
 def _programs(lib: Any, fn: Callable[..., Any], inputs: list[Any]) -> tuple[Any, Any]:
     grad = lib.autograd.grad
 
@@ -142,12 +167,14 @@ def _worker(lib_name: str) -> None:
     programs: dict[tuple[str, str], tuple[Any, Any]] = {}
     for line in sys.stdin:
         if line.strip() == "names":
-            print("\t".join(primitives(lib, next(iter(SIZES.values())))), flush=True)
+            print("\t".join([*primitives(lib, next(iter(SIZES.values()))), *UPDATES]),
+                  flush=True)
             continue
         name, size, label, number = line.split("\t")
         key = (name, size)
         if key not in programs:
-            programs[key] = _programs(lib, *primitives(lib, SIZES[size])[name])
+            programs[key] = ((updates(lib, SIZES[size])[name], None) if name in UPDATES
+                             else _programs(lib, *primitives(lib, SIZES[size])[name]))
         fn = programs[key][label == "fwd+bwd"]
         start = time.perf_counter()
         for _ in range(int(number)):
@@ -208,7 +235,7 @@ def main() -> None:
             for name in workers[0].names():
                 if only and name not in only:
                     continue
-                for label in ("fwd", "fwd+bwd"):
+                for label in ("step",) if name in UPDATES else ("fwd", "fwd+bwd"):
                     for w in workers:  # warm caches, lazy paths and the threads
                         w.time(name, size, label, max(1, number // 10))
                     timed = [[w.time(name, size, label, number) for w in workers]

@@ -50,6 +50,10 @@ NOT_REACHED: dict[str, str] = {
              "call dropout with p of 0 or 1 or without training, which draw none; the op "
              "tests compare it with torch"
        for name in ("native_dropout", "native_dropout_backward")},
+    **{name: "an optimizer's fused update of lists of tensors, which the catalogue's programs "
+             "of tensor ops do not make (the optim package's steps will); "
+             "test_core_fused_optimizers compares it with torch's kernel"
+       for name in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_")},
     "_softmax_backward_data": "softmax's fused backward, run where no graph of the gradient is "
                               "built: the programs' backward steps reach log_softmax's, not "
                               "this one; test_core_native.py compares it with torch",

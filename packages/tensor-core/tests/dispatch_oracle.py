@@ -6,9 +6,10 @@ under test. Each ``samples_*.py`` module maps op names to samples; the table tes
 every registered op's samples:
 
 - *replay*: run on the CPU under ``Recorder``, a TorchDispatchMode that snapshots each
-  primitive call's operands and outputs; each call is then run again through the
-  registry (``REGISTRY[name].forward``) on copies of its operands and must give
-  bit-identical outputs;
+  primitive call's operands and outputs (for an op that writes its operands and returns
+  nothing, ``op.writes``: those operands after the call); each call is then run again
+  through the registry (``REGISTRY[name].forward``) on copies of its operands and must
+  give bit-identical outputs;
 - *meta*: run on ``device="meta"`` in both frameworks; Ember's outputs must have torch's
   shapes, dtypes and strides (where torch raises on meta, Ember raises the same type).
 """
@@ -120,7 +121,8 @@ class Recorder(TorchDispatchMode):
         kwargs = kwargs or {}
         inputs = [_snapshot(a) for a in args]
         out = func(*args, **kwargs)
-        self.calls.append(Call(func, inputs, dict(kwargs), _snapshot(out)))
+        written = out if out is not None or not func.writes else [args[i] for i in func.writes]
+        self.calls.append(Call(func, inputs, dict(kwargs), _snapshot(written)))
         return out
 
 
@@ -145,7 +147,9 @@ def replay(call: Call) -> Any:
     operands = [np.array(x, copy=True, order="K") if isinstance(x, np.ndarray)
                 else [np.array(v, copy=True) for v in x] if isinstance(x, list) else x
                 for x in call.inputs]
-    return REGISTRY[call.op.name].table["cpu"](*operands, **call.params)
+    op = REGISTRY[call.op.name]
+    out = op.table["cpu"](*operands, **call.params)
+    return out if out is not None or not op.writes else [operands[i] for i in op.writes]
 
 
 # ----------------------------------------------------------------------------- meta

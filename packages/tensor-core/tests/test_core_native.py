@@ -104,6 +104,35 @@ def test_without_python_headers_kernels_load_through_ctypes(cache, monkeypatch):
     _pointers_read(native.Kernels(_POINTERS, {"where": _WHERE}))
 
 
+_TABLES = """
+#include <stdint.h>
+void gather(void **a, void **b, int64_t n, double *out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = *(double *)a[i] + *(double *)b[i];
+}
+"""
+
+
+@needs_compiler
+@pytest.mark.parametrize("headers", [True, False])
+def test_a_bound_kernel_takes_lists_of_arrays_where_its_c_function_takes_void_pointers(
+        cache, monkeypatch, headers):
+    """``POINTERS``: a list or tuple of arrays, the C function's ``void **`` (through the
+    extension, and through ctypes where there are no headers)."""
+    if not headers:
+        monkeypatch.setattr(native, "_python_headers", lambda: None)
+    gather = native.Kernels(_TABLES, {"gather": [native.POINTERS, native.POINTERS,
+                                                  ctypes.c_int64, ctypes.c_void_p]})("gather")
+    a = [np.array([1.0]), np.arange(4.0)[2:]]
+    b = (np.array([10.0]), np.arange(8.0).reshape(2, 4).T[1])  # strided: its first element
+    out = np.zeros(2)
+    gather(a, b, 2, out)
+    assert out.tolist() == [11.0, 3.0]
+    gather([], (), 0, out)  # no tensors: nothing read
+    if headers:
+        with pytest.raises(TypeError):
+            gather([object()], b, 1, out)
+
+
 def test_the_spin_count_is_set_for_the_load_alone_and_a_users_choice_stands(monkeypatch):
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)

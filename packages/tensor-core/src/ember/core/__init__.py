@@ -40,6 +40,7 @@ from .ops import (
     dropout,
     einsum_contraction,
     embedding,
+    fused_optimizers,
     fused_updates,
     gather_scatter,
     indexing,
@@ -76,7 +77,8 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction, convolution, pooling, interpolation, activations, losses)
+    einsum_contraction, convolution, pooling, interpolation, activations, losses,
+    fused_optimizers)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

@@ -28,7 +28,12 @@ call (``kernel_runners``), not at import.
 Kernels return an array, or a tuple of arrays, of exactly the result's dtype. A view op
 (``op.view``) returns views of its first operand's array; an in-place op
 (``op.mutates``) writes into its first operand's array and returns it (or a new array to
-replace it, for ``resize_``), and the dispatcher bumps that tensor's version.
+replace it, for ``resize_``), and the dispatcher bumps that tensor's version. An op that
+writes several operands (``op.writes``: torch's ``Tensor(a!)[]`` arguments, as the
+optimizers' fused updates take them) may take tensor lists among its operands (lists of
+Tensors, given to its kernel as lists of their arrays); its kernel writes into those
+operands' arrays and returns nothing, and the dispatcher bumps every written tensor's
+version (``kernel_runners.written_runner``).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .kernel_runners import cpu_runner, general_runner
+from .kernel_runners import cpu_runner, general_runner, written_runner
 from .meta import DYNAMIC_RULES, dynamic_rule
 from .result_layouts import kind_of
 from .tensor import Tensor
@@ -69,13 +74,14 @@ class Op:
     """
 
     __slots__ = ("name", "forward", "meta", "kind", "differentiable", "kernels", "view",
-                 "mutates", "functional", "device_param", "arg_names", "table", "layout",
-                 "run", "door", "__weakref__")
+                 "mutates", "writes", "functional", "device_param", "arg_names", "table",
+                 "layout", "run", "door", "__weakref__")
 
     def __init__(self, name: str, forward: Callable[..., Any],
                  meta: Callable[..., Any] | str | None, kind: str, differentiable: bool,
                  view: bool = False, mutates: bool = False, functional: Op | None = None,
-                 device_param: bool = False, arg_names: tuple[str, ...] = ()):
+                 device_param: bool = False, arg_names: tuple[str, ...] = (),
+                 writes: tuple[int, ...] = ()):
         self.name = name
         self.forward = forward
         self.meta = meta
@@ -83,6 +89,7 @@ class Op:
         self.differentiable = differentiable
         self.view = view
         self.mutates = mutates
+        self.writes = writes
         self.functional = functional
         self.device_param = device_param
         self.arg_names = arg_names
@@ -109,6 +116,10 @@ class Op:
     def _generate(self) -> None:
         """Generate the op's kernel step and door, on its first call: generating them for
         every op at import would take most of the import."""
+        if self.writes:  # tensor lists among its operands: no path for one to three tensors
+            self.run = written_runner(self)
+            self.door = _general_door(self)
+            return
         self.run = cpu_runner(self, general_runner(self), None)
         self.door = cpu_runner(self, _general_door(self), _DOOR_NAMES)
 
@@ -158,7 +169,7 @@ REGISTRY: dict[str, Op] = {}
 def register(name: str, forward: Callable[..., Any], meta: Callable[..., Any] | str | None = None,
              kind: str = "library", differentiable: bool = True, *, view: bool = False,
              mutates: bool = False, functional: Op | None = None, device_param: bool = False,
-             arg_names: tuple[str, ...] = ()) -> Op:
+             arg_names: tuple[str, ...] = (), writes: tuple[int, ...] = ()) -> Op:
     """Register a primitive once; a second registration under one name is a bug.
 
     ``meta`` is its shape/dtype/stride rule: the kernel of the meta device, taking and
@@ -168,12 +179,18 @@ def register(name: str, forward: Callable[..., Any], meta: Callable[..., Any] | 
     operand (``functional`` is the op computing the same value out of place).
     ``device_param``: the device comes from ``params["device"]`` (factories, moves between
     devices, random ops). ``arg_names``: the operands' names in torch's schema (``self``,
-    ``other``...), for ``grad_fn._saved_<name>``.
+    ``other``...), for ``grad_fn._saved_<name>``. ``writes``: the positions of the operands
+    it writes in place (Tensors, tensor lists or None; its other operands may be tensor
+    lists too); it returns nothing, and autograd does not record it (torch's fused
+    optimizer updates have no derivative either).
     """
     if name in REGISTRY:
         raise RuntimeError(f"op {name!r} is registered twice")
+    if writes and (differentiable or mutates or view):
+        raise ValueError(f"{name}: an op with written operands (writes) is neither "
+                         "differentiable, nor a view, nor a mutates op")
     op = Op(name, forward, meta, kind, differentiable, view, mutates, functional, device_param,
-            arg_names)
+            arg_names, writes)
     REGISTRY[name] = op
     return op
 
@@ -330,11 +347,16 @@ def _below_autograd(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None
         return op.run(args, params)
     mode = modes.pop()  # the handler's own calls reach the next mode (still engaged)
     try:
-        types = tuple({type(a): None for a in args
+        types = tuple({type(a): None for a in (_listed(args) if op.writes else args)
                        if isinstance(a, Tensor) and a.__class__ is not Tensor})
         return mode.__torch_dispatch__(op, types, args, {} if params is None else dict(params))
     finally:
         modes.append(mode)
+
+
+def _listed(args: tuple[Any, ...]) -> list[Any]:
+    """The operands with the tensors of tensor lists among them."""
+    return [t for a in args for t in (a if a.__class__ is list or a.__class__ is tuple else (a,))]
 
 
 def run_kernel(op: Op, args: tuple[Any, ...], params: dict[str, Any] | None) -> Any:

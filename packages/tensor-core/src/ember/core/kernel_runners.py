@@ -71,6 +71,48 @@ def general_runner(op: Op) -> Callable[..., Any]:
     return run
 
 
+def written_runner(op: Op) -> Callable[..., Any]:
+    """Step 5 for an op that writes several operands (``op.writes``): its operands are
+    Tensors, tensor lists (given to the kernel as lists of their arrays), numbers or None;
+    it runs on the first tensor's device. The kernel writes into the written operands'
+    arrays and returns nothing; each of their tensors gets its version bumped."""
+    table = op.table
+    writes = op.writes
+
+    def run(args: tuple[Any, ...], params: dict[str, Any] | None) -> None:
+        dev = None
+        arrays: list[Any] = []
+        for a in args:
+            if a.__class__ is list or a.__class__ is tuple:
+                arrays.append([t._data for t in a])
+                if dev is None and a:
+                    dev = a[0].device
+            elif isinstance(a, Tensor):
+                arrays.append(a._data)
+                if dev is None:
+                    dev = a.device
+            else:
+                arrays.append(a)
+        if dev is None:
+            raise RuntimeError(f"{op.name}: no tensor operand to take the device from")
+        fn = table[dev.type]
+        if dev.type == "cuda" and dev.index is not None:
+            with enter_device(dev):
+                fn(*arrays, **(params or {}))
+        else:
+            fn(*arrays, **(params or {}))
+        for i in writes:
+            a = args[i]
+            for t in (a,) if isinstance(a, Tensor) else a or ():
+                vc = t._vc  # bump_version, inlined: an optimizer step bumps hundreds
+                if vc is None:
+                    t._vc = [1]
+                else:
+                    vc[0] += 1
+
+    return run
+
+
 def cpu_runner(op: Op, fallback: Callable[..., Any], door: dict[str, Any] | None
                ) -> Callable[..., Any]:
     """The kernel step (``door=None``: ``op.run``) or the whole dispatch (``op.door``) of

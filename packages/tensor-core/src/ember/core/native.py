@@ -39,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["library", "extension", "Kernels", "build_all", "reason",
+__all__ = ["library", "extension", "Kernels", "POINTERS", "build_all", "reason",
            "set_num_threads", "get_num_threads"]
 
 _FLAGS = ("-O3", "-march=native", "-fno-math-errno", "-shared", "-fPIC")
@@ -225,7 +225,8 @@ class Kernels:
     caller runs its reference).
 
     ``signatures`` gives each function's parameters as ctypes types (``c_void_p`` for a
-    pointer, ``c_int64``, ``c_uint64``, ``c_int``, ``c_double``). The source is built as a
+    pointer, ``POINTERS`` for a ``void **`` that a list or tuple of arrays gives, one pointer
+    per array, ``c_int64``, ``c_uint64``, ``c_int``, ``c_double``). The source is built as a
     CPython extension with a fast-call wrapper per function, so a bound function takes the
     arrays themselves where the C function takes pointers (their first elements'
     addresses, read through the buffer protocol; None is NULL) and costs a tenth of a
@@ -259,6 +260,9 @@ class Kernels:
 
 _every_kernels: list[Kernels] = []
 
+# a ``void **`` parameter: a list or tuple of arrays (or None), their first elements' addresses
+POINTERS = ctypes.POINTER(ctypes.c_void_p)
+
 # how a wrapper reads each ctypes parameter type from its Python argument
 _READERS = {
     ctypes.c_void_p: ("void *{v};\n    if (!ember_pointer(args[{i}], &{v})) return NULL;", None),
@@ -284,6 +288,25 @@ static int ember_pointer(PyObject *o, void **p) {
     return 1;
 }
 """
+_TABLE_READER = """
+/* the addresses of a list or tuple of arrays, in memory the caller frees (PyMem_Free) */
+static void **ember_pointers(PyObject *o) {
+    PyObject *seq = PySequence_Fast(o, "expected a list or tuple of arrays");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    void **p = (void **)PyMem_Malloc(sizeof(void *) * (size_t)(n > 0 ? n : 1));
+    if (!p) { Py_DECREF(seq); PyErr_NoMemory(); return NULL; }
+    for (Py_ssize_t k = 0; k < n; ++k) {
+        if (!ember_pointer(PySequence_Fast_GET_ITEM(seq, k), &p[k])) {
+            PyMem_Free(p);
+            Py_DECREF(seq);
+            return NULL;
+        }
+    }
+    Py_DECREF(seq);
+    return p;
+}
+"""
 
 
 def _wrapper(name: str, argtypes: list[Any]) -> str:
@@ -296,13 +319,22 @@ def _wrapper(name: str, argtypes: list[Any]) -> str:
              'arguments (%zd given)", n);',
              "        return NULL;", "    }"]
     for i, argtype in enumerate(argtypes):
+        if argtype is POINTERS:
+            continue
         read, failed = _READERS[argtype]
         lines.append("    " + read.format(v=f"a{i}", i=i))
         if failed is not None:
             lines.append(f"    if ({failed.format(v=f'a{i}')} && PyErr_Occurred()) return NULL;")
+    # the pointer tables last, so that a failed read frees only the tables read before it
+    tables: list[str] = []
+    for i in (i for i, argtype in enumerate(argtypes) if argtype is POINTERS):
+        freed = "".join(f" PyMem_Free({t});" for t in tables)
+        lines.append(f"    void **a{i} = ember_pointers(args[{i}]);")
+        lines.append(f"    if (!a{i}) {{{freed} return NULL; }}")
+        tables.append(f"a{i}")
     call = ", ".join(f"a{i}" for i in range(len(argtypes)))
     lines += ["    Py_BEGIN_ALLOW_THREADS", f"    {name}({call});", "    Py_END_ALLOW_THREADS",
-              "    Py_RETURN_NONE;", "}"]
+              *(f"    PyMem_Free({t});" for t in tables), "    Py_RETURN_NONE;", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -311,7 +343,8 @@ def _extension_source(module_name: str, source: str, signatures: dict[str, list[
     function of extension module ``module_name``."""
     table = "".join(f'    {{"{name}", (PyCFunction)(void (*)(void))ember_call_{name}, '
                     "METH_FASTCALL, NULL},\n" for name in signatures)
-    return (_EXTENSION_HEAD + source + _POINTER_READER
+    tables = any(POINTERS in argtypes for argtypes in signatures.values())
+    return (_EXTENSION_HEAD + source + _POINTER_READER + (_TABLE_READER if tables else "")
             + "".join(_wrapper(name, argtypes) for name, argtypes in signatures.items())
             + f"static PyMethodDef ember_methods[] = {{\n{table}    {{NULL, NULL, 0, NULL}}}};\n"
             f'static struct PyModuleDef ember_module = {{PyModuleDef_HEAD_INIT, "{module_name}", '
@@ -331,17 +364,23 @@ def _ctypes_bound(lib: ctypes.CDLL | None, signatures: dict[str, list[Any]]) -> 
         fn.argtypes = argtypes
         fn.restype = None
         pointers = [i for i, t in enumerate(argtypes) if t is ctypes.c_void_p]
-        bound[name] = _with_addresses(fn, pointers)
+        tables = [i for i, t in enumerate(argtypes) if t is POINTERS]
+        bound[name] = _with_addresses(fn, pointers, tables)
     return bound
 
 
-def _with_addresses(fn: Any, pointers: list[int]) -> Any:
+def _address(a: Any) -> Any:
+    return a if a is None or a.__class__ is int else a.ctypes.data
+
+
+def _with_addresses(fn: Any, pointers: list[int], tables: list[int]) -> Any:
     def call(*args: Any) -> None:
         values = list(args)
         for i in pointers:
-            a = values[i]
-            if a is not None and a.__class__ is not int:
-                values[i] = a.ctypes.data
+            values[i] = _address(values[i])
+        for i in tables:
+            values[i] = (ctypes.c_void_p * max(len(values[i]), 1))(
+                *[_address(a) for a in values[i]])
         fn(*values)
 
     return call
