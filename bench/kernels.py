@@ -4,8 +4,7 @@ For each primitive, at a GPT-block size (8, 64, 128), about 1e6 and about 1.6e7 
 elements: the median time of Ember and of torch measured in alternating rounds, with the
 same thread count on both sides (torch's intra-op threads set to Ember's), and the ratio
 (Ember / torch: below 1.0 means Ember is faster). Each framework runs in a worker process
-of its own, the rounds alternating between them: two OpenMP runtimes in one process
-(torch's and the one Ember's kernels load) spin against each other for milliseconds.
+of its own, the rounds alternating between them (``workers``).
 "fwd" runs under no_grad; "fwd+bwd" runs the forward recording a graph and
 ``autograd.grad`` of it for every input that requires one; an optimizer's fused update
 (``adamw``: ``_fused_adamw_`` over the twelve parameter tensors of a transformer block of
@@ -20,18 +19,20 @@ with that cache filled (a warm start).
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from workers import Worker, compare, serve  # noqa: E402
 
 # (rows, row length) of each size: the GPT block's (8 * 64, 128), then rows of 256 and 1024
 SIZES = {"gpt (8,64,128)": (8, 64, 128), "1e6": (4096, 256), "1.6e7": (16384, 1024)}
@@ -157,54 +158,17 @@ def startup() -> str:
             f"{float(warm) * 1e3:.1f} ms{'' if ready == 'True' else ' (some failed to build)'}")
 
 
-def _worker(lib_name: str) -> None:
-    """Serve timing requests on stdin (``name size pass number``) for one framework,
-    answering each with the microseconds per call on stdout (``names``: the primitives'
-    names)."""
-    lib = importlib.import_module(lib_name)
-    if lib_name == "torch":
-        lib.set_num_threads(int(os.environ["BENCH_THREADS"]))
-    programs: dict[tuple[str, str], tuple[Any, Any]] = {}
-    for line in sys.stdin:
-        if line.strip() == "names":
-            print("\t".join([*primitives(lib, next(iter(SIZES.values()))), *UPDATES]),
-                  flush=True)
-            continue
-        name, size, label, number = line.split("\t")
-        key = (name, size)
-        if key not in programs:
-            programs[key] = ((updates(lib, SIZES[size])[name], None) if name in UPDATES
-                             else _programs(lib, *primitives(lib, SIZES[size])[name]))
-        fn = programs[key][label == "fwd+bwd"]
-        start = time.perf_counter()
-        for _ in range(int(number)):
-            fn()
-        print((time.perf_counter() - start) / int(number) * 1e6, flush=True)
+def _names(lib: Any) -> list[str]:
+    return [*primitives(lib, next(iter(SIZES.values()))), *UPDATES]
 
 
-class _Worker:
-    def __init__(self, lib_name: str, threads: int):
-        env = {**os.environ, "BENCH_THREADS": str(threads)}
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", lib_name], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, env=env)
-
-    def time(self, name: str, size: str, label: str, number: int) -> float:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(f"{name}\t{size}\t{label}\t{number}\n")
-        self.process.stdin.flush()
-        return float(self.process.stdout.readline())
-
-    def names(self) -> list[str]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write("names\n")
-        self.process.stdin.flush()
-        return self.process.stdout.readline().strip().split("\t")
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait()
+def _program(lib: Any, fields: list[str]) -> Callable[[], Any]:
+    """The program ``fields`` = (name, size, pass) of ``lib``."""
+    name, size, label = fields
+    if name in UPDATES:
+        return updates(lib, SIZES[size])[name]
+    forward, forward_backward = _programs(lib, *primitives(lib, SIZES[size])[name])
+    return forward_backward if label == "fwd+bwd" else forward
 
 
 def main() -> None:
@@ -214,7 +178,7 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        _worker(args.worker)
+        serve(args.worker, _names, _program)
         return
 
     from ember.core import native
@@ -225,7 +189,7 @@ def main() -> None:
     print(f"{'primitive':<14}{'size':>16}{'pass':>9}{'ember us':>11}{'torch us':>11}"
           f"{'ratio':>7}")
     only = {s.strip() for s in args.only.split(",") if s.strip()}
-    workers = _Worker("ember", threads), _Worker("torch", threads)
+    workers = Worker(__file__, "ember", threads), Worker(__file__, "torch", threads)
     rounds = 3 if args.quick else 7
     ratios: dict[str, list[float]] = {}
     try:
@@ -236,11 +200,7 @@ def main() -> None:
                 if only and name not in only:
                     continue
                 for label in ("step",) if name in UPDATES else ("fwd", "fwd+bwd"):
-                    for w in workers:  # warm caches, lazy paths and the threads
-                        w.time(name, size, label, max(1, number // 10))
-                    timed = [[w.time(name, size, label, number) for w in workers]
-                             for _ in range(rounds)]
-                    e, t = (statistics.median(r[i] for r in timed) for i in (0, 1))
+                    e, t = compare(workers, (name, size, label), number, rounds)
                     ratios.setdefault(label, []).append(e / t)
                     print(f"{name:<14}{size:>16}{label:>9}{e:>11.1f}{t:>11.1f}{e / t:>7.2f}",
                           flush=True)

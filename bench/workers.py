@@ -74,11 +74,24 @@ class Worker:
         self.process.wait()
 
 
+# A worker's OpenMP threads spin on for a while after its turn (GNU OpenMP's default: a few
+# milliseconds) before they sleep: the next turn waits this long, so that on a machine with
+# few cores neither framework is timed against the other's spinning threads.
+SETTLE_S = 0.02
+
+
+def _settled(w: Worker, fields: Sequence[str], number: int) -> float:
+    us = w.time(fields, number)
+    time.sleep(SETTLE_S)
+    return us
+
+
 def compare(workers: Sequence[Worker], fields: Sequence[str], number: int,
             rounds: int) -> list[float]:
     """Each worker's median microseconds per call of ``fields``, over ``rounds`` rounds
-    alternating between the workers (after a warm-up run of each)."""
+    alternating between the workers (after a warm-up run of each), each turn starting when
+    the last one's threads have gone to sleep."""
     for w in workers:  # warm caches, lazy paths and the threads
-        w.time(fields, max(1, number // 10))
-    timed = [[w.time(fields, number) for w in workers] for _ in range(rounds)]
+        _settled(w, fields, max(1, number // 10))
+    timed = [[_settled(w, fields, number) for w in workers] for _ in range(rounds)]
     return [statistics.median(r[i] for r in timed) for i in range(len(workers))]
