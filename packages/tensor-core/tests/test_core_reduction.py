@@ -487,3 +487,33 @@ def test_nuclear_norm_that_lapack_cannot_converge_on_raises_torchs_linalg_error(
     assert errors[0] == errors[1]
     for m in (torch, ember):  # an inf alone converges, to NaN
         assert math.isnan(float(m.norm(m.tensor([[1.0, math.inf]], dtype=m.float64), "nuc")))
+
+
+# ----------------------------------------------------------------------------- native sums
+
+@pytest.mark.skipif(ember.native._compiler() is None, reason="no C compiler")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((300001,), None), ((70, 1000), None),
+                                       ((70, 1000), (1,)), ((3, 40000), (1,)),
+                                       ((5, 4, 9000), (1, 2)), ((200000, 1), (1,))])
+def test_large_sums_and_means_run_the_native_loop_as_torch_at_any_thread_count(shape, dim,
+                                                                                  dtype):
+    """Blocks summed in double and added in order: the same bits at 1 thread and at many,
+    and within torch's float32 rounding of its own (pairwise) sums."""
+    from ember.core.ops import reduction_native
+
+    x = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    xe, xt = ember.from_numpy(x), torch.from_numpy(x)
+    before = ember.get_num_threads()
+    for keepdim in (False, True):
+        kwargs = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+        for name in ("sum", "mean"):
+            assert reduction_native.row_sums(x, dim, keepdim, name == "mean") is not None
+            ours = getattr(xe, name)(**kwargs)
+            check(ours, getattr(xt, name)(**kwargs), rtol=1e-5 if dtype == "float32" else None)
+            try:
+                ember.set_num_threads(1)
+                np.testing.assert_array_equal(np.asarray(getattr(xe, name)(**kwargs)),
+                                              np.asarray(ours))
+            finally:
+                ember.set_num_threads(before)

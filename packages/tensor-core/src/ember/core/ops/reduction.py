@@ -64,6 +64,7 @@ from .reduction_args import (
     target_dtypes,
     with_out,
 )
+from .reduction_native import LARGE, row_sums
 
 _F32, _F64 = _dt.float32, _dt.float64
 # dtypes that sum in themselves: numpy's pairwise summation, no accumulation dtype
@@ -89,7 +90,12 @@ def _sum_forward(x: Any, dim: Dims = None, keepdim: bool = False,
 def _sum_cpu(x: Any, dim: Dims = None, keepdim: bool = False,
              dtype: _dt.dtype | None = None) -> Any:
     """sum's CPU kernel: a float array summed whole goes straight into a 0-d array (numpy
-    would return a scalar for the dispatcher to wrap: the hot path of a tiny sum)."""
+    would return a scalar for the dispatcher to wrap: the hot path of a tiny sum); a large
+    one, whole or over its last dims, to the threaded native loop."""
+    if x.size >= LARGE and dtype is None:
+        r = row_sums(x, dim, keepdim, mean=False)
+        if r is not None:
+            return r
     if dim is None and dtype is None and not keepdim:
         dt = x.dtype
         if dt in _WIDE:
@@ -107,6 +113,10 @@ def _nansum_forward(x: Any, dim: Dims = None, keepdim: bool = False,
 def _mean_forward(x: Any, dim: Dims = None, keepdim: bool = False,
                   dtype: _dt.dtype | None = None) -> Any:
     if dtype is None and x.dtype in _WIDE:  # the hot path
+        if x.size >= LARGE:
+            r = row_sums(x, dim, keepdim, mean=True)
+            if r is not None:
+                return r
         n = x.size if dim is None else count_of(x.shape, dim)
         if n:
             if dim is None and not keepdim:
