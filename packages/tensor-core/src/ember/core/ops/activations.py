@@ -343,21 +343,31 @@ def _gelu_kernel(x: Any, *, approximate: str = "none") -> Any:
     return y
 
 
-def _silu_kernel(x: Any) -> Any:
-    fn = _SILU_LOOPS[x.dtype]
-    if fn is None or not x.size or not _dense(x):
-        return _silu(x)
-    y = _result(x)
-    fn(x, y, x.size, 0, native.get_num_threads())
-    return y
+def _unary_kernel(loops: _Loops, reference: Any) -> Any:
+    """A mode-less activation's native loop (silu's, sigmoid's) over a dense input."""
+
+    def kernel(x: Any) -> Any:
+        fn = loops[x.dtype]
+        if fn is None or not x.size or not _dense(x):
+            return reference(x)
+        y = _result(x)
+        fn(x, y, x.size, 0, native.get_num_threads())
+        return y
+
+    return kernel
 
 
-def _silu_inplace_kernel(x: Any) -> Any:
-    fn = _SILU_LOOPS[x.dtype]
-    if fn is None or not x.size or not x.flags.writeable or not _dense(x):
-        return _silu_inplace(x)  # (numpy refuses a read-only x, as the dispatcher expects)
-    fn(x, x, x.size, 0, native.get_num_threads())
-    return x
+def _unary_inplace_kernel(loops: _Loops, reference: Any) -> Any:
+    """The same loop writing its input (``silu_``, ``sigmoid_``)."""
+
+    def kernel(x: Any) -> Any:
+        fn = loops[x.dtype]
+        if fn is None or not x.size or not x.flags.writeable or not _dense(x):
+            return reference(x)  # (numpy refuses a read-only x, as the dispatcher expects)
+        fn(x, x, x.size, 0, native.get_num_threads())
+        return x
+
+    return kernel
 
 
 def _takes_pair(g: Any, x: Any) -> bool:
@@ -376,57 +386,31 @@ def _gelu_backward_kernel(g: Any, x: Any, *, approximate: str = "none") -> Any:
     return y
 
 
-def _silu_backward_kernel(g: Any, x: Any) -> Any:
-    fn = _SILU_BACKWARD_LOOPS[x.dtype]
-    if fn is None or not _takes_pair(g, x):
-        return _silu_backward(g, x)
-    y = _result(x)
-    fn(g, x, y, x.size, 0, native.get_num_threads())
-    return y
+def _pair_kernel(loops: _Loops, reference: Any) -> Any:
+    """A mode-less backward's native loop over the gradient and the forward's input
+    (silu's) or output (sigmoid's, tanh's)."""
 
-
-def _sigmoid_kernel(x: Any) -> Any:
-    fn = _SIGMOID_LOOPS[x.dtype]
-    if fn is None or not x.size or not _dense(x):
-        return SIGMOID.forward(x)
-    y = _result(x)
-    fn(x, y, x.size, 0, native.get_num_threads())
-    return y
-
-
-SIGMOID_ = REGISTRY["sigmoid_"]
-
-
-def _sigmoid_inplace_kernel(x: Any) -> Any:
-    fn = _SIGMOID_LOOPS[x.dtype]
-    if fn is None or not x.size or not x.flags.writeable or not _dense(x):
-        return SIGMOID_.forward(x)
-    fn(x, x, x.size, 0, native.get_num_threads())
-    return x
-
-
-def _output_backward_kernel(loops: _Loops, reference: Any) -> Any:
-    """The native loop of a backward from the forward's output (sigmoid's, tanh's)."""
-
-    def kernel(g: Any, y: Any) -> Any:
-        fn = loops[y.dtype]
-        if fn is None or not _takes_pair(g, y):
-            return reference(g, y)
-        out = _result(y)
-        fn(g, y, out, y.size, 0, native.get_num_threads())
+    def kernel(g: Any, x: Any) -> Any:
+        fn = loops[x.dtype]
+        if fn is None or not _takes_pair(g, x):
+            return reference(g, x)
+        out = _result(x)
+        fn(g, x, out, x.size, 0, native.get_num_threads())
         return out
 
     return kernel
 
 
-for _op, _kernel in ((GELU, _gelu_kernel), (SILU, _silu_kernel), (SILU_, _silu_inplace_kernel),
-                     (GELU_BACKWARD, _gelu_backward_kernel),
-                     (SILU_BACKWARD, _silu_backward_kernel),
-                     (SIGMOID, _sigmoid_kernel), (SIGMOID_, _sigmoid_inplace_kernel),
-                     (SIGMOID_BACKWARD,
-                      _output_backward_kernel(_SIGMOID_BACKWARD_LOOPS, _sigmoid_backward)),
-                     (TANH_BACKWARD, _output_backward_kernel(_TANH_BACKWARD_LOOPS,
-                                                             _tanh_backward))):
+SIGMOID_ = REGISTRY["sigmoid_"]
+for _op, _kernel in (
+        (GELU, _gelu_kernel), (GELU_BACKWARD, _gelu_backward_kernel),
+        (SILU, _unary_kernel(_SILU_LOOPS, _silu)),
+        (SILU_, _unary_inplace_kernel(_SILU_LOOPS, _silu_inplace)),
+        (SILU_BACKWARD, _pair_kernel(_SILU_BACKWARD_LOOPS, _silu_backward)),
+        (SIGMOID, _unary_kernel(_SIGMOID_LOOPS, SIGMOID.forward)),
+        (SIGMOID_, _unary_inplace_kernel(_SIGMOID_LOOPS, SIGMOID_.forward)),
+        (SIGMOID_BACKWARD, _pair_kernel(_SIGMOID_BACKWARD_LOOPS, _sigmoid_backward)),
+        (TANH_BACKWARD, _pair_kernel(_TANH_BACKWARD_LOOPS, _tanh_backward))):
     _kernel.__name__ = _op.forward.__name__
     _op.register_kernel("cpu", _kernel)
 
