@@ -155,18 +155,25 @@ def _adam_reference(adamw: bool) -> Any:
     return forward
 
 
-def _adam_tensor(p: Any, g: Any, m: Any, v: Any, mx: Any, tail: int, step_size: float,
-                 bc2_sqrt: float, lr: float, beta1: float, beta2: float, weight_decay: float,
-                 eps: float, maximize: bool, adamw: bool, scale: float | None) -> None:
-    work = _F32 if p.dtype in _LOW else p.dtype
-    t, xp, rest = work.type, xp_of(p), slice(p.size - tail, None)
+def _unscaled(g: Any, work: Any, scale: float | None, maximize: bool) -> Any:
+    """The gradient in the ``work`` dtype, divided by ``scale`` (stored back into ``g``, as
+    torch's kernels do) and negated where ``maximize``."""
+    t = work.type
     G = _flat(g, work)
     if scale is not None:
         G = G / t(scale)
         _store(g, G)
     if maximize:
         G = G * t(-1)
-    P = _flat(p, work)
+    return G
+
+
+def _adam_tensor(p: Any, g: Any, m: Any, v: Any, mx: Any, tail: int, step_size: float,
+                 bc2_sqrt: float, lr: float, beta1: float, beta2: float, weight_decay: float,
+                 eps: float, maximize: bool, adamw: bool, scale: float | None) -> None:
+    work = _F32 if p.dtype in _LOW else p.dtype
+    t, xp, rest = work.type, xp_of(p), slice(p.size - tail, None)
+    G, P = _unscaled(g, work, scale, maximize), _flat(p, work)
     if weight_decay != 0:
         if adamw:
             P = P * t(1 - lr * weight_decay)
@@ -211,13 +218,7 @@ def _sgd_tensor(p: Any, g: Any, buf: Any, tail: int, lr: float, weight_decay: fl
                 first: bool, scale: float | None) -> None:
     work = _F32 if p.dtype in _LOW else p.dtype
     t, rest = work.type, slice(p.size - tail, None)
-    G = _flat(g, work)
-    if scale is not None:
-        G = G / t(scale)
-        _store(g, G)
-    if maximize:
-        G = G * t(-1)
-    P = _flat(p, work)
+    G, P = _unscaled(g, work, scale, maximize), _flat(p, work)
     if weight_decay != 0:
         G = fma(P, t(weight_decay), G)
     if buf is not None:
