@@ -107,6 +107,8 @@ def triton_cases(ember: Any, torch: Any, pair: Callable[..., tuple[Any, Any]]
     _, etotal = ops["nll_loss_forward"](el, et, None, reduction=1, ignore_index=-100)
     _, ttotal = aten.nll_loss_forward(tl, tt, None, 1, -100)
     eone, tone = ember.ones((), device="cuda"), torch.ones((), device="cuda")
+    esig, tsig = ops["sigmoid"](ex), torch.sigmoid(tx)
+    etanh, ttanh = ops["tanh"](ex), torch.tanh(tx)
     cases = {
         "log_softmax 64x1024x1024": (lambda: ops["log_softmax"](ex, dim=2),
                                      lambda: aten._log_softmax(tx, 2, False)),
@@ -140,6 +142,11 @@ def triton_cases(ember: Any, torch: Any, pair: Callable[..., tuple[Any, Any]]
         "silu 64M": (lambda: ops["silu"](ex), lambda: f.silu(tx)),
         "silu bwd 64M": (lambda: ops["silu_backward"](eg, ex),
                          lambda: aten.silu_backward(tg, tx)),
+        "sigmoid 64M": (lambda: ops["sigmoid"](ex), lambda: torch.sigmoid(tx)),
+        "sigmoid bwd 64M": (lambda: ops["sigmoid_backward"](eg, esig),
+                            lambda: aten.sigmoid_backward(tg, tsig)),
+        "tanh bwd 64M": (lambda: ops["tanh_backward"](eg, etanh),
+                         lambda: aten.tanh_backward(tg, ttanh)),
         "mul 64M fp32": (lambda: ex * eg, lambda: tx * tg),
         "dropout 16M (host bits)": (
             lambda: ops["native_dropout"](state, ed, p=0.1, device=cuda),
@@ -155,16 +162,27 @@ def triton_cases(ember: Any, torch: Any, pair: Callable[..., tuple[Any, Any]]
             lambda: aten.nll_loss_backward(tone, tl, tt, None, 1, -100, ttotal)),
     }
     for dtype in ("float32", "float16"):
-        (eq, tq), (ek, tk), (ev, tv) = (pair(8, 16, 1024, 64, seed=s, dtype=dtype)
-                                        for s in (6, 7, 8))
+        (eq, tq), (ek, tk), (ev, tv), (ego, tgo) = (pair(8, 16, 1024, 64, seed=s, dtype=dtype)
+                                                    for s in (6, 7, 8, 9))
         for causal in (False, True):
-            name = f"attention 8x16x1024x64 {dtype}{' causal' if causal else ''}"
-            cases[name] = (
+            name = f"8x16x1024x64 {dtype}{' causal' if causal else ''}"
+            cases[f"attention {name}"] = (
                 lambda eq=eq, ek=ek, ev=ev, causal=causal: ops[
                     "_scaled_dot_product_flash_attention_for_cpu"](
                         eq, ek, ev, None, is_causal=causal, scale=0.125),
                 lambda tq=tq, tk=tk, tv=tv, causal=causal: f.scaled_dot_product_attention(
                     tq, tk, tv, is_causal=causal, scale=0.125))
+            eout, elog = ops["_scaled_dot_product_flash_attention_for_cpu"](
+                eq, ek, ev, None, is_causal=causal, scale=0.125)
+            # torch's backward alone: its graph kept, and run again each time
+            tqkv = [t.detach().requires_grad_() for t in (tq, tk, tv)]
+            tout = f.scaled_dot_product_attention(*tqkv, is_causal=causal, scale=0.125)
+            cases[f"attention bwd {name}"] = (
+                lambda eq=eq, ek=ek, ev=ev, ego=ego, eout=eout, elog=elog, causal=causal: ops[
+                    "_scaled_dot_product_flash_attention_for_cpu_backward"](
+                        ego, eq, ek, ev, eout, elog, None, is_causal=causal, scale=0.125),
+                lambda tout=tout, tqkv=tqkv, tgo=tgo: torch.autograd.grad(
+                    tout, tqkv, tgo, retain_graph=True))
     return cases
 
 

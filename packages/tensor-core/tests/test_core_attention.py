@@ -100,6 +100,15 @@ def test_the_backward_primitive_matches_torchs_flash_backward():
               gt, qt, kt, vt, out_t, lse_t, 0.0, True, scale=0.35)))
 
 
+def test_the_backward_primitive_of_an_empty_batch_gives_empty_gradients():
+    """(torch's CPU kernel stops the process on empty operands: no oracle here)"""
+    q, k, v = (ember.zeros(0, 2, n, 8) for n in (3, 5, 5))
+    out, lse = attention_ops.ATTENTION(q, k, v, None, is_causal=False, scale=0.35)
+    grads = attention_ops.ATTENTION_BACKWARD(out, q, k, v, out, lse, None, is_causal=False,
+                                             scale=0.35)
+    assert [tuple(d.shape) for d in grads] == [(0, 2, 3, 8), (0, 2, 5, 8), (0, 2, 5, 8)]
+
+
 def test_dropout_takes_the_math_path_and_drops_weights():
     (q, k, v), _ = _both(_arrays([(2, 5, 8)] * 3))
     ember.manual_seed(0)

@@ -109,6 +109,10 @@ def _calls(dtype: str) -> None:
     activations.silu(x)
     activations.silu_backward(x, x)
     activations.silu_(x)
+    activations.sigmoid(x)
+    activations.sigmoid_(x)
+    activations.sigmoid_backward(x, x)
+    activations.tanh_backward(x, x)
     elementwise.exp(x)
     elementwise.add(x, x)
     elementwise.mul(x, x)
@@ -122,13 +126,11 @@ def _calls(dtype: str) -> None:
     losses.nll_loss(a(2, 10, 3, 3), rng.integers(0, 10, (2, 3, 3)), None, reduction=1,
                     ignore_index=-100)
     q = a(2, 2, 70, 64)
-    attention.attention(q, q, q, None, is_causal=True, scale=0.125)
-    attention.attention(q, q, q, rng.random((70, 70)) > 0.5, is_causal=False, scale=0.125)
-    attention.attention(q, q, q, a(2, 1, 70, 70), is_causal=False, scale=0.125)
-    q = a(1, 1, 70, 256)
-    attention.attention(q, q, q, None, is_causal=False, scale=0.0625)
-    q = a(1, 1, 1, 1)
-    attention.attention(q, q, q, None, is_causal=True, scale=1.0)
+    cases = [(q, None, True), (q, rng.random((70, 70)) > 0.5, False), (q, a(2, 1, 70, 70), False),
+             (a(1, 1, 70, 256), None, False), (a(1, 1, 1, 1), None, True)]
+    for q, mask, causal in cases:
+        out, lse = attention.attention(q, q, q, mask, is_causal=causal, scale=0.125)
+        attention.attention_backward(q, q, q, q, out, lse, mask, is_causal=causal, scale=0.125)
 
 
 def main() -> int:

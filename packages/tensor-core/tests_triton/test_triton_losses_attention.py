@@ -1,13 +1,14 @@
 """The nll_loss kernels (1-d, 2-d and 4-d inputs, every reduction, weights, ignored
-targets) and the flash attention forward (masks, causal, head sizes, query and key counts
-around the blocks) against their ops' reference forwards and torch, every dtype."""
+targets) and the flash attention forward and backward (masks, causal, head sizes, query
+and key counts around the blocks) against their ops' reference forwards and torch, every
+dtype."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from triton_oracle import DTYPES, check_kernel, make
+from triton_oracle import DTYPES, check_kernel, host, make
 
 from ember.core.dispatch import REGISTRY
 
@@ -151,3 +152,103 @@ def test_attention_transposed_and_three_dims(xp):
 def test_attention_empty(xp):
     _attention(xp, (1, 2, 0, 8), (1, 2, 5, 8), 8, "float32")
     _attention(xp, (0, 2, 3, 8), (0, 2, 5, 8), 8, "float32")
+
+
+def _torch_attention_backward(causal):
+    """torch's CPU backward on the same operands, where its kernel takes them (as its
+    forward, above). Its log-sum-exp of a query that sees no key is 0, which it is given
+    for the reference's -inf (the query's probabilities are 0 either way)."""
+
+    def backward(g, q, k, v, out, lse, mask):
+        if q.shape[-1] != v.shape[-1] or not q.numel() or not k.numel():
+            return None
+        if mask is not None and mask.dtype == torch.bool:
+            mask = torch.zeros(mask.shape, dtype=q.dtype).masked_fill(~mask, -torch.inf)
+        lse = lse.masked_fill(lse == -torch.inf, 0.0)
+        shapes = [a.shape for a in (q, k, v)]
+        if q.ndim != 4:  # the leading dims folded into heads
+            g, q, k, v, out = (a.reshape(1, -1, *a.shape[-2:]) for a in (g, q, k, v, out))
+            lse = lse.reshape(1, -1, lse.shape[-1])
+        grads = aten._scaled_dot_product_flash_attention_for_cpu_backward(
+            g, q, k, v, out, lse, 0.0, causal, attn_mask=mask, scale=0.4)
+        return tuple(d.reshape(shape) for d, shape in zip(grads, shapes))
+
+    return backward
+
+
+def _half_rounding(g, q, k, v, out, mask, causal):
+    """What the float16 kernels' rounding of the probabilities P and of the scores'
+    gradients dS to float16, for their products, may add to dv = P^T g, dq = scale dS k and
+    dk = scale dS^T q: 2**-11 of each term's magnitude, the largest such sum (in float64,
+    from the operands)."""
+    g, q, k, v, out = (host(a).astype(np.float64) for a in (g, q, k, v, out))
+    s = 0.4 * q @ np.swapaxes(k, -1, -2)
+    if mask is not None:
+        mask = host(mask)
+        s = np.where(mask, s, -np.inf) if mask.dtype == np.bool_ else s + mask
+    if causal:
+        s = np.where(np.tri(*s.shape[-2:], dtype=bool), s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(top), top, 0))
+    p /= np.maximum(p.sum(-1, keepdims=True), np.finfo(np.float64).tiny)
+    ds = np.abs(p * (g @ np.swapaxes(v, -1, -2) - (g * out).sum(-1, keepdims=True)))
+    terms = (np.swapaxes(p, -1, -2) @ np.abs(g), 0.4 * ds @ np.abs(k),
+             0.4 * np.swapaxes(ds, -1, -2) @ np.abs(q))
+    return 2.0 ** -11 * max(float(t.max(initial=0.0)) for t in terms)
+
+
+def _attention_backward(xp, q_shape, k_shape, ev, dtype, mask=None, causal=False,
+                        layout="contiguous", g_layout="contiguous"):
+    """The backward at the forward kernel's out and log-sum-exp."""
+    q = make(xp, q_shape, dtype, layout=layout, low=-1.0, high=1.0)
+    k = make(xp, k_shape, dtype, seed=1, low=-1.0, high=1.0)
+    v = make(xp, (*k_shape[:-1], ev), dtype, seed=2, low=-1.0, high=1.0)
+    params = {"is_causal": causal, "scale": 0.4}
+    out, lse = REGISTRY["_scaled_dot_product_flash_attention_for_cpu"].kernels["cuda"](
+        q, k, v, mask, **params)
+    g = make(xp, out.shape, dtype, seed=3, layout=g_layout, low=-1.0, high=1.0)
+    tolerance = {}
+    if dtype == "float16":
+        tolerance = {"atol": 1e-3 + _half_rounding(g, q, k, v, out, mask, causal)}
+    check_kernel("_scaled_dot_product_flash_attention_for_cpu_backward",
+                 [g, q, k, v, out, lse, mask], params, dtype,
+                 _torch_attention_backward(causal), **tolerance)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("length,width", [(1, 1), (3, 5), (17, 70), (70, 33)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward(xp, dtype, length, width, causal):
+    _attention_backward(xp, (2, 2, length, 8), (2, 2, width, 8), 8, dtype, causal=causal)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_backward_masks(xp, dtype, causal):
+    rng = np.random.default_rng(4)
+    keep = rng.random((20, 40)) > 0.4
+    keep[3] = False  # a query that sees no key: no gradient from it
+    _attention_backward(xp, (2, 3, 20, 16), (2, 3, 40, 16), 16, dtype, mask=xp.asarray(keep),
+                        causal=causal)
+    added = make(xp, (2, 1, 20, 40), dtype, seed=5)
+    added[1, 0, 7] = -np.inf  # (a log-sum-exp of -inf, and scores of -inf)
+    _attention_backward(xp, (2, 3, 20, 16), (2, 3, 40, 16), 16, dtype, mask=added,
+                        causal=causal)
+
+
+@pytest.mark.parametrize("e,ev", [(4, 4), (20, 12), (64, 64), (130, 24), (260, 260)])
+def test_attention_backward_head_sizes(xp, e, ev):
+    """Up to 256 in the kernels; wider heads run the reference."""
+    _attention_backward(xp, (1, 1, 9, e), (1, 1, 11, e), ev, "float32")
+
+
+def test_attention_backward_layouts_and_three_dims(xp):
+    _attention_backward(xp, (2, 3, 4, 8), (2, 3, 4, 8), 8, "float32", causal=True,
+                        layout="transposed", g_layout="strided")
+    _attention_backward(xp, (3, 6, 8), (3, 5, 8), 8, "float64")
+    _attention_backward(xp, (2, 2, 5, 3, 8), (2, 2, 5, 4, 8), 8, "float32", causal=True)
+
+
+def test_attention_backward_empty(xp):
+    _attention_backward(xp, (1, 2, 0, 8), (1, 2, 5, 8), 8, "float32")
+    _attention_backward(xp, (0, 2, 3, 8), (0, 2, 5, 8), 8, "float32")

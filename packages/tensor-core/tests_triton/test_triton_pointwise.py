@@ -1,7 +1,8 @@
-"""The elementwise kernels (gelu exact and tanh, silu, silu_, their backwards, dropout and
-its backward) against their ops' reference forwards and torch: sizes of 1, 3, 1000 and
-4097 elements (several blocks, the last one partial), transposed (dense, kept as it is)
-and strided (copied) inputs, empty inputs, every dtype."""
+"""The elementwise kernels (gelu exact and tanh, silu, silu_, sigmoid, sigmoid_, their
+backwards and tanh's, dropout and its backward) against their ops' reference forwards and
+torch: sizes of 1, 3, 1000 and 4097 elements (several blocks, the last one partial),
+transposed (dense, kept as it is) and strided (copied) inputs, empty inputs, every
+dtype."""
 
 from __future__ import annotations
 
@@ -62,15 +63,77 @@ def test_activation_specials(xp):
         _both(xp, function, x, "float64")
 
 
+@pytest.mark.parametrize("name", ["silu", "sigmoid"])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", LAYOUTS)
-def test_silu_in_place(xp, dtype, layout):
+def test_in_place(xp, name, dtype, layout):
     x = make(xp, (20, 50), dtype, layout=layout)
-    expected = REGISTRY["silu"].forward(x)
-    out = REGISTRY["silu_"].kernels["cuda"](x)
+    expected = REGISTRY[name].forward(host(x))
+    out = REGISTRY[f"{name}_"].kernels["cuda"](x)
     assert out is x
-    np.testing.assert_allclose(host(x).astype(np.float64), host(expected).astype(np.float64),
+    np.testing.assert_allclose(host(x).astype(np.float64), expected.astype(np.float64),
                                rtol=1e-3 if dtype == "float16" else 1e-6, atol=1e-6)
+
+
+def _from_output(xp, name, x, dtype):
+    """The forward (sigmoid's kernel, tanh's reference), then the backward at its output,
+    with a gradient laid out as that. float16 sigmoid's backward rounds each step to
+    float16, as torch's CPU kernel does on float16 operands, which it is given."""
+    if name == "sigmoid":
+        y = check_kernel("sigmoid", [x], {}, dtype, torch.sigmoid)
+    else:
+        y = REGISTRY["tanh"].forward(x)
+    g = xp.empty_like(y)
+    g[...] = make(xp, x.shape, dtype, seed=5)
+    backward = getattr(aten, f"{name}_backward")
+    oracle = (lambda gt, yt: backward(gt.half(), yt.half())) \
+        if name == "sigmoid" and dtype == "float16" else backward
+    check_kernel(f"{name}_backward", [g, y], {}, dtype, oracle)
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SIZES)
+def test_sigmoid_and_backwards_from_output(xp, name, dtype, shape):
+    _from_output(xp, name, make(xp, shape, dtype, low=-8.0, high=8.0), dtype)
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+@pytest.mark.parametrize("layout", LAYOUTS[1:])
+def test_sigmoid_and_backwards_from_output_non_contiguous(xp, name, layout):
+    _from_output(xp, name, make(xp, (30, 40), "float32", layout=layout), "float32")
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+@pytest.mark.parametrize("shape", [(0,), (3, 0)])
+def test_sigmoid_and_backwards_from_output_empty(xp, name, shape):
+    _from_output(xp, name, make(xp, shape, "float32"), "float32")
+
+
+def test_sigmoid_and_backwards_from_output_specials(xp):
+    """exp(-x) overflowing to inf gives 0."""
+    x = xp.asarray(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 30.0, -30.0, 800.0,
+                             -800.0]))
+    for name in ("sigmoid", "tanh"):
+        _from_output(xp, name, x, "float64")
+
+
+def test_half_sigmoid_backward_rounds_each_step(xp):
+    """Bit for bit the reference's, where rounding once to float16 differs."""
+    y = xp.asarray(np.linspace(0.0, 1.0, 4097).astype(np.float16))
+    g = make(xp, y.shape, "float16", seed=5)
+    got = host(REGISTRY["sigmoid_backward"].kernels["cuda"](g, y))
+    np.testing.assert_array_equal(got, REGISTRY["sigmoid_backward"].forward(host(g), host(y)))
+    g32, y32 = (host(a).astype(np.float32) for a in (g, y))
+    assert (got != (g32 * (1 - y32) * y32).astype(np.float16)).any()
+
+
+def test_backwards_from_output_take_what_the_kernels_do_not_to_the_reference(xp):
+    """An output of another layout than the gradient's, or broadcasting."""
+    g = make(xp, (30, 40), "float32")
+    for y in (make(xp, (30, 40), "float32", layout="transposed"), make(xp, (40,), "float32")):
+        for name in ("sigmoid_backward", "tanh_backward"):
+            check_kernel(name, [g, y], {}, "float32", getattr(aten, name))
 
 
 def _dropout(xp, x, p, dtype):

@@ -147,9 +147,9 @@ def _attention3(q: Any, k: Any, v: Any, mask: Any, *, is_causal: bool,
 def _attention_backward(g: Any, q: Any, k: Any, v: Any, out: Any, lse: Any, mask: Any, *,
                         is_causal: bool, scale: float) -> tuple[Any, Any, Any]:
     q3, k3, v3, mask3 = _folded(q, k, v, mask)
-    n = q3.shape[0]
+    n, length = q3.shape[:2]
     grads = _attention_backward3(g.reshape(n, *g.shape[-2:]), q3, k3, v3,
-                                 out.reshape(n, *out.shape[-2:]), lse.reshape(n, -1), mask3,
+                                 out.reshape(n, *out.shape[-2:]), lse.reshape(n, length), mask3,
                                  is_causal=is_causal, scale=scale)
     return tuple(_heads_inner(d.reshape(a.shape))  # type: ignore[return-value]
                  for d, a in zip(grads, (q, k, v)))
