@@ -137,7 +137,8 @@ def test_errors_match_torch(case, phrase):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_native_group_norm_agrees_with_its_reference_at_any_thread_count(dtype):
     rng = np.random.default_rng(5)
-    x, g = (rng.normal(0, 2, (8, 64, 130)).astype(dtype) for _ in range(2))
+    # past the size the loops thread from
+    x, g = (rng.normal(0, 2, (8, 64, 520)).astype(dtype) for _ in range(2))
     w, b = (rng.normal(0, 1, 64).astype(dtype) for _ in range(2))
     mask = (True, True, True)
     tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12,
@@ -163,7 +164,7 @@ def test_native_group_norm_agrees_with_its_reference_at_any_thread_count(dtype):
 
 @pytest.mark.skipif(ember.native._compiler() is None, reason="no C compiler")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(300, 70), (8, 64, 130)])
+@pytest.mark.parametrize("shape", [(3000, 100), (8, 64, 520)])  # (threaded sizes)
 def test_native_batch_norm_agrees_with_its_reference_at_any_thread_count(dtype, shape):
     rng = np.random.default_rng(6)
     x, g = (rng.normal(0.5, 2, shape).astype(dtype) for _ in range(2))

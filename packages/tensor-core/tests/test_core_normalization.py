@@ -195,7 +195,7 @@ def test_norm_errors_match_torch(case, phrase):
 @pytest.mark.skipif(native._compiler() is None, reason="no C compiler")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_native_norms_agree_with_their_reference_and_with_any_thread_count(dtype):
-    x, w, b, g = _arrays((300, 257), (257,), dtype)  # past the size the loops thread from
+    x, w, b, g = _arrays((1100, 257), (257,), dtype)  # past the size the loops thread from
     tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == "float32" else {"rtol": 1e-12,
                                                                       "atol": 1e-12}
     ns = {"normalized_shape": (257,)}

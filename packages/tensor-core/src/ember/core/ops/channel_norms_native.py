@@ -31,7 +31,7 @@ _SOURCE = """
 static int omp_get_thread_num(void) { return 0; }
 #endif
 
-#define PARALLEL_FROM 65536
+#define PARALLEL_FROM 262144
 
 /* per-channel sums over the samples and the spatial dims: of a (and, where b is given,
    of a * (b - centre[c])), into s1 (and s2); each thread sums a share of the samples */

@@ -39,7 +39,7 @@ _SOURCE = """
 static int omp_get_thread_num(void) { return 0; }
 #endif
 
-#define PARALLEL_FROM 65536
+#define PARALLEL_FROM 262144
 
 /* a weight of ones or a bias of zeros where the caller gives none */
 #define FILLED(T, p, n, v, tmp)                                                        \\
