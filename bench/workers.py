@@ -1,7 +1,9 @@
 """Timing workers: each framework measured in a process of its own, rounds alternating
-between them. Two OpenMP runtimes in one process (torch's and the one Ember's native
-kernels load) spin against each other for milliseconds, so a benchmark that imports both
-frameworks into one process measures that contention, not the frameworks.
+between them, the idle one stopped. Two OpenMP runtimes in one process (torch's and the
+one Ember's native kernels load) spin against each other for milliseconds, so a benchmark
+that imports both frameworks into one process measures that contention, not the
+frameworks; and an idle worker's threads keep spinning into the other's turn (torch's
+long after its last kernel), so the idle worker is stopped with SIGSTOP until its turn.
 
 A benchmark script serves its programs with ``serve`` when run as ``script --worker LIB``
 and drives one ``Worker`` per framework from its main process.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -62,36 +65,36 @@ class Worker:
         return self.process.stdout.readline()
 
     def time(self, fields: Sequence[str], number: int) -> float:
-        """Microseconds per call of the program ``fields`` over ``number`` calls."""
-        return float(self._ask("\t".join([*fields, str(number)])))
+        """Microseconds per call of the program ``fields`` over ``number`` calls: the
+        process runs for that turn alone and is stopped (SIGSTOP) between its turns, so
+        that its threads, spinning or not, take no core from the other worker's turn."""
+        self._signal("SIGCONT")
+        try:
+            return float(self._ask("\t".join([*fields, str(number)])))
+        finally:
+            self._signal("SIGSTOP")
+
+    def _signal(self, name: str) -> None:
+        number = getattr(signal, name, None)  # (POSIX only: elsewhere both run on)
+        if number is not None:
+            os.kill(self.process.pid, number)
 
     def names(self) -> list[str]:
+        self._signal("SIGCONT")
         return self._ask("names").strip().split("\t")
 
     def close(self) -> None:
         assert self.process.stdin is not None
+        self._signal("SIGCONT")
         self.process.stdin.close()
         self.process.wait()
-
-
-# A worker's OpenMP threads spin on for a while after its turn (GNU OpenMP's default: a few
-# milliseconds) before they sleep: the next turn waits this long, so that on a machine with
-# few cores neither framework is timed against the other's spinning threads.
-SETTLE_S = 0.02
-
-
-def _settled(w: Worker, fields: Sequence[str], number: int) -> float:
-    us = w.time(fields, number)
-    time.sleep(SETTLE_S)
-    return us
 
 
 def compare(workers: Sequence[Worker], fields: Sequence[str], number: int,
             rounds: int) -> list[float]:
     """Each worker's median microseconds per call of ``fields``, over ``rounds`` rounds
-    alternating between the workers (after a warm-up run of each), each turn starting when
-    the last one's threads have gone to sleep."""
+    alternating between the workers (after a warm-up run of each)."""
     for w in workers:  # warm caches, lazy paths and the threads
-        _settled(w, fields, max(1, number // 10))
-    timed = [[_settled(w, fields, number) for w in workers] for _ in range(rounds)]
+        w.time(fields, max(1, number // 10))
+    timed = [[w.time(fields, number) for w in workers] for _ in range(rounds)]
     return [statistics.median(r[i] for r in timed) for i in range(len(workers))]
