@@ -23,6 +23,7 @@ None (``reason()`` says why) and callers keep their numpy kernels: everything st
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import hashlib
@@ -178,11 +179,7 @@ def extension(name: str, source: str, openmp: bool = False) -> ModuleType | None
     ``PyInit_<name>``) with this interpreter's headers (and OpenMP and vector math where
     ``openmp`` asks and the toolchain has them); None where the headers are missing or
     native code is off or cannot be built."""
-    include = _python_headers()
-    if include is None:
-        return None
-    built = _built(source, (f"-I{include}",), str(sysconfig.get_config_var("EXT_SUFFIX")),
-                   _ATTEMPTS if openmp else ((),))
+    built = _extension_built(source, openmp)
     if built is None:
         return None
     key, path = built
@@ -200,6 +197,16 @@ def extension(name: str, source: str, openmp: bool = False) -> ModuleType | None
             _state["reason"] = f"loading failed: {error}"
             _loaded[key] = None
     return _loaded[key]  # type: ignore[no-any-return]
+
+
+def _extension_built(source: str, openmp: bool) -> tuple[str, Path] | None:
+    """The cache key and path of extension ``source``'s object, compiled where the cache has
+    none (``extension``'s first step: a compile runs in a process of its own)."""
+    include = _python_headers()
+    if include is None:
+        return None
+    return _built(source, (f"-I{include}",), str(sysconfig.get_config_var("EXT_SUFFIX")),
+                  _ATTEMPTS if openmp else ((),))
 
 
 def _compile(cc: str, source: str, path: Path, extra: tuple[str, ...],
@@ -251,11 +258,14 @@ class Kernels:
     def _bind(self) -> dict[str, Any]:
         if _python_headers() is None:
             return _ctypes_bound(library(self.source), self.signatures)
-        module_name = "_ember_kernels_" + hashlib.sha256(self.source.encode()).hexdigest()[:16]
-        module = extension(module_name, _extension_source(module_name, self.source,
-                                                          self.signatures), openmp=True)
+        module = extension(*self.module_source(), openmp=True)
         return {} if module is None else {name: getattr(module, name)
                                           for name in self.signatures}
+
+    def module_source(self) -> tuple[str, str]:
+        """The extension module's name and C source: the functions and their wrappers."""
+        name = "_ember_kernels_" + hashlib.sha256(self.source.encode()).hexdigest()[:16]
+        return name, _extension_source(name, self.source, self.signatures)
 
 
 _every_kernels: list[Kernels] = []
@@ -388,7 +398,12 @@ def _with_addresses(fn: Any, pointers: list[int], tables: list[int]) -> Any:
 
 def build_all() -> bool:
     """Compile (or load from the cache) every native kernel Ember has, as their first calls
-    would: True where all of them load."""
+    would: True where all of them load. The compilers run side by side on the cores; the
+    objects then load one after another (libgomp must load inside the spinning window)."""
+    if _python_headers() is not None:
+        with concurrent.futures.ThreadPoolExecutor(max(1, _default_threads())) as pool:
+            list(pool.map(lambda k: _extension_built(k.module_source()[1], True),
+                          _every_kernels))
     return all([kernels(next(iter(kernels.signatures))) is not None
                 for kernels in _every_kernels])
 
