@@ -9,20 +9,27 @@ does, so the samples with partial masks are float64."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import torch
 from dispatch_oracle import make
 
+from ember.core.ops import adaptive_pooling as AP
 from ember.core.ops import pooling as P
 from ember.core.ops.convolution import CONVOLUTION_BACKWARD
 
 Sample = Callable[[Any, str], Any]
 
 
+# the pooling modules' functions, as Ember's stand-in for torch.nn.functional's
+_FUNCTIONAL = SimpleNamespace(**{name: getattr(module, name) for module in (P, AP)
+                                 for name in dir(module) if not name.startswith("_")})
+
+
 def _nn(m: Any) -> Any:
     """Where a framework keeps its functions that torch has in ``torch.nn.functional``."""
-    return torch.nn.functional if m is torch else P
+    return torch.nn.functional if m is torch else _FUNCTIONAL
 
 
 def _input(m: Any, d: str, shape: tuple[int, ...], dtype: str, last: bool) -> Any:
@@ -131,8 +138,8 @@ def _adaptive_backward(kind: str, shape: tuple[int, ...], out: tuple[int, int]) 
                 return torch.ops.aten.adaptive_max_pool2d_backward(g, x, fwd[1])
             return torch.ops.aten._adaptive_avg_pool2d_backward(g, x)
         if kind == "max":
-            return P.ADAPTIVE_MAX_POOL2D_BACKWARD(g, x, fwd[1])
-        return P.ADAPTIVE_AVG_POOL2D_BACKWARD(g, x)
+            return AP.ADAPTIVE_MAX_POOL2D_BACKWARD(g, x, fwd[1])
+        return AP.ADAPTIVE_AVG_POOL2D_BACKWARD(g, x)
 
     return sample
 
@@ -141,7 +148,7 @@ def _adaptive3d_backward(m: Any, d: str) -> Any:
     g, x = make(m, d, (2, 3, 2, 3, 2), seed=3), make(m, d, (2, 3, 5, 6, 4))
     if m is torch:
         return torch.ops.aten._adaptive_avg_pool3d_backward(g, x)
-    return P.ADAPTIVE_AVG_POOL3D_BACKWARD(g, x)
+    return AP.ADAPTIVE_AVG_POOL3D_BACKWARD(g, x)
 
 
 SAMPLES: dict[str, list[Sample]] = {

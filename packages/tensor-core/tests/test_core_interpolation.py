@@ -18,8 +18,8 @@ from torch_oracle import check, pair
 
 import ember.core as ember
 from ember.core import native
+from ember.core.ops import adaptive_pooling as AP
 from ember.core.ops import interpolation as I
-from ember.core.ops import pooling as P
 
 MODES = {1: ["nearest", "nearest-exact", "linear", "area"],
          2: ["nearest", "nearest-exact", "bilinear", "bicubic", "area"],
@@ -230,11 +230,11 @@ def test_adaptive_avg_pool3d_and_its_backward_match_torch():
     for shape, out in (((2, 3, 7, 5, 6), (3, 2, 4)), ((3, 5, 4, 6), 2), ((2, 3, 4, 5, 6), 1),
                        ((2, 3, 4, 5, 6), (None, 3, 2))):
         xe, xt = pair(shape, "float32")
-        ye, yt = P.adaptive_avg_pool3d(xe, out), F.adaptive_avg_pool3d(xt, out)
+        ye, yt = AP.adaptive_avg_pool3d(xe, out), F.adaptive_avg_pool3d(xt, out)
         _check_geometry(ye, yt)
         if ye.ndim == 5 and tuple(ye.shape[2:]) != (1, 1, 1):
             ge, gt = pair(tuple(yt.shape), "float32", seed=2)
-            check(P.ADAPTIVE_AVG_POOL3D_BACKWARD(ge, xe),
+            check(AP.ADAPTIVE_AVG_POOL3D_BACKWARD(ge, xe),
                   torch.ops.aten._adaptive_avg_pool3d_backward(gt, xt))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 import ember.core as E
 from ember.core.dispatch import dispatch, grad_mode
+from ember.core.ops import adaptive_pooling as AP
 from ember.core.ops import pooling as P
 from ember.core.ops.convolution import CONVOLUTION_BACKWARD, convolution
 from ember.core.tensor import Tensor
@@ -139,13 +140,13 @@ def _avg_pool(backward: Any, nd: int) -> Any:
 
 
 def _matrix(size: int, out: int, like: Tensor) -> Tensor:
-    return E.from_numpy(P.adaptive_matrix(size, out, np.float64)).to(like.dtype)
+    return E.from_numpy(AP.adaptive_matrix(size, out, np.float64)).to(like.dtype)
 
 
 def adaptive_avg_pool2d(n: Any, g: Tensor) -> Grads:
     x = n.saved(0)
     if not grad_mode.enabled:
-        return (dispatch(P.ADAPTIVE_AVG_POOL2D_BACKWARD, (g, x), None),)
+        return (dispatch(AP.ADAPTIVE_AVG_POOL2D_BACKWARD, (g, x), None),)
     (h, w), (oh, ow) = x.shape[-2:], g.shape[-2:]
     return (_matrix(h, oh, g).T @ g @ _matrix(w, ow, g),)
 
@@ -153,7 +154,7 @@ def adaptive_avg_pool2d(n: Any, g: Tensor) -> Grads:
 def adaptive_avg_pool3d(n: Any, g: Tensor) -> Grads:
     x = n.saved(0)
     if not grad_mode.enabled:
-        return (dispatch(P.ADAPTIVE_AVG_POOL3D_BACKWARD, (g, x), None),)
+        return (dispatch(AP.ADAPTIVE_AVG_POOL3D_BACKWARD, (g, x), None),)
     (d, h, w), (od, oh, ow) = x.shape[-3:], g.shape[-3:]
     gi = (_matrix(h, oh, g).T @ g @ _matrix(w, ow, g)).transpose(-3, -1)
     return ((gi @ _matrix(d, od, g)).transpose(-3, -1),)
@@ -165,7 +166,7 @@ def adaptive_max_pool2d(n: Any, grads: Any) -> Grads:
         return (None,)
     x, idx = n.saved(0), n.result(1)
     if not grad_mode.enabled:
-        return (dispatch(P.ADAPTIVE_MAX_POOL2D_BACKWARD, (g, x, idx), None),)
+        return (dispatch(AP.ADAPTIVE_MAX_POOL2D_BACKWARD, (g, x, idx), None),)
     return (_scatter(g, idx, tuple(x.shape), 2),)
 
 

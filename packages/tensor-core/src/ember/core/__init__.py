@@ -28,6 +28,7 @@ from .legacy import *  # noqa: F403
 from .native import get_num_threads, set_num_threads
 from .ops import (
     activations,
+    adaptive_pooling,
     aliasing,
     attention,
     binary,
@@ -77,8 +78,8 @@ OP_MODULES: tuple[ModuleType, ...] = (
     reduction, minmax, norms, normalization, scan, sorting, searching, sampling, shape,
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
-    einsum_contraction, convolution, pooling, interpolation, activations, losses,
-    fused_optimizers)
+    einsum_contraction, convolution, pooling, adaptive_pooling, interpolation, activations,
+    losses, fused_optimizers)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

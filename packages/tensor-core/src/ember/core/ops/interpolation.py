@@ -20,7 +20,7 @@ at its taps, dim by dim. The antialiased modes and uint8 bilinear and bicubic re
 torch's filters of variable width (``interpolation_separable``). Results are channels-last
 where a 4-d or 5-d input suggests it, as torch's; a backward's result follows its
 gradient's layout where torch's does. Mode 'area' is adaptive average pooling
-(``pooling``). Native loops for the 2-d nearest, bilinear and bicubic forms sit in
+(``adaptive_pooling``). Native loops for the 2-d nearest, bilinear and bicubic forms sit in
 ``interpolation_native``.
 
 torch has these functions in ``torch.nn.functional`` and ``torch._C._nn``, not at its top
@@ -40,7 +40,7 @@ from ..dispatch import dispatch, register
 from ..function_modes import checks_itself, engaged, handle, overriding, spec_of
 from ..layouts import channels_last, channels_last_3d, is_laid_out
 from ..tensor import Tensor
-from . import pooling
+from . import adaptive_pooling
 from .convolution import laid_out, suggests_channels_last
 from .interpolation_separable import aa_weights, resized, resized_backward
 from .interpolation_taps import opmath, pixel_scale, resampled, scattered, stored, taps
@@ -363,8 +363,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
     if mode == "area" and 1 <= dim <= 3:
-        pool = (pooling.adaptive_avg_pool1d, pooling.adaptive_avg_pool2d,
-                pooling.adaptive_avg_pool3d)[dim - 1]
+        pool = (adaptive_pooling.adaptive_avg_pool1d, adaptive_pooling.adaptive_avg_pool2d,
+                adaptive_pooling.adaptive_avg_pool3d)[dim - 1]
         return pool(input, output_size)  # type: ignore[no-any-return]
     if mode == "lanczos" and dim == 2:
         if align_corners:
