@@ -99,6 +99,18 @@ def _scaled(y, w_ptr, b_ptr, idx, inside, HAS_W: tl.constexpr, HAS_B: tl.constex
 
 
 @triton.jit
+def _weighted_grad_and_xhat(g_row, x_row, w_ptr, idx, inside, mean, rstd, HAS_W: tl.constexpr,
+                            COMPUTE: tl.constexpr):
+    """A block of a row's gradient times the weight (where given) and of its normalized
+    input: what both passes of the input's gradient read."""
+    gw = tl.load(g_row + idx, mask=inside, other=0.0).to(COMPUTE)
+    if HAS_W:
+        gw = gw * tl.load(w_ptr + idx, mask=inside, other=0.0).to(COMPUTE)
+    xhat = (tl.load(x_row + idx, mask=inside, other=0.0).to(COMPUTE) - mean) * rstd
+    return gw, xhat
+
+
+@triton.jit
 def _input_grad(g_ptr, x_ptr, mean_ptr, rstd_ptr, w_ptr, dx_ptr, n, RMS: tl.constexpr,
                 HAS_W: tl.constexpr, COMPUTE: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
@@ -111,10 +123,8 @@ def _input_grad(g_ptr, x_ptr, mean_ptr, rstd_ptr, w_ptr, dx_ptr, n, RMS: tl.cons
     for first in range(0, n, BLOCK):
         idx = first + cols
         inside = idx < n
-        gw = tl.load(g_row + idx, mask=inside, other=0.0).to(COMPUTE)
-        if HAS_W:
-            gw = gw * tl.load(w_ptr + idx, mask=inside, other=0.0).to(COMPUTE)
-        xhat = (tl.load(x_row + idx, mask=inside, other=0.0).to(COMPUTE) - mean) * rstd
+        gw, xhat = _weighted_grad_and_xhat(g_row, x_row, w_ptr, idx, inside, mean, rstd,
+                                           HAS_W, COMPUTE)
         sum_gw += gw
         sum_gw_xhat += gw * xhat
     mean_gw = tl.zeros((), COMPUTE) if RMS else tl.sum(sum_gw, 0) / n
@@ -122,10 +132,8 @@ def _input_grad(g_ptr, x_ptr, mean_ptr, rstd_ptr, w_ptr, dx_ptr, n, RMS: tl.cons
     for first in range(0, n, BLOCK):
         idx = first + cols
         inside = idx < n
-        gw = tl.load(g_row + idx, mask=inside, other=0.0).to(COMPUTE)
-        if HAS_W:
-            gw = gw * tl.load(w_ptr + idx, mask=inside, other=0.0).to(COMPUTE)
-        xhat = (tl.load(x_row + idx, mask=inside, other=0.0).to(COMPUTE) - mean) * rstd
+        gw, xhat = _weighted_grad_and_xhat(g_row, x_row, w_ptr, idx, inside, mean, rstd,
+                                           HAS_W, COMPUTE)
         dx = rstd * (gw - mean_gw - xhat * mean_gw_xhat)
         tl.store(dx_row + idx, dx.to(dx_ptr.dtype.element_ty), mask=inside)
 
