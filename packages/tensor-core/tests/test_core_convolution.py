@@ -231,6 +231,8 @@ ERRORS = [
     (lambda m: m.conv1d(m.ones(1, 2, 8).bool(), m.ones(2, 2, 3).bool()), "slow_conv2d_cpu"),
     (lambda m: m.conv1d(m.ones(1, 2, 8).int(), m.ones(2, 2, 3).int(), m.ones(2), 1, 0, 2),
      "Input type (int) and bias type (float) should be the same"),
+    (lambda m: m.conv_transpose1d(m.ones(1, 2, 4).byte(), m.ones(2, 2, 3).byte(), m.ones(2)),
+     "slow_conv_transpose2d_out_cpu"),
     (lambda m: m.max_pool2d(X4(m), 2, padding=2), "pad should be at most half"),
     (lambda m: m.max_pool2d(m.ones(1, 1, 2, 2), 3), "Output size is too small"),
     (lambda m: m.max_pool2d(X4(m), 2, stride=0), "stride should not be zero"),

@@ -448,11 +448,13 @@ def _check(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Ints, pad
     if input.numel() == 0 and xs[0] and xs[1]:
         raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
                            f"input shape: {xs}")
+    refusing = _refusing_kernel(input.dtype, transposed, any(d > 1 for d in dilation), nd)
+    if refusing is not None and transposed:  # (its kernel refuses before the bias check)
+        raise not_implemented(refusing, input.dtype)
     if bias is not None and bias.dtype != input.dtype:
         raise RuntimeError(f"Input type ({_C_NAMES.get(input.dtype.name, input.dtype.name)}) "
                            f"and bias type ({_C_NAMES.get(bias.dtype.name, bias.dtype.name)}) "
                            f"should be the same")
-    refusing = _refusing_kernel(input.dtype, transposed, any(d > 1 for d in dilation), nd)
     if refusing is not None:
         raise not_implemented(refusing, input.dtype)
     if input.dtype != weight.dtype and (input.dtype is _dt.float64 or
