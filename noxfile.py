@@ -39,6 +39,7 @@ LINT_DEPS = nox.project.dependency_groups(ROOT_PYPROJECT, "lint")
 PACKAGES: dict[str, tuple[str, ...]] = {
     "tensor-core": (),
     "autograd": ("tensor-core",),
+    "nn": ("tensor-core", "autograd"),
 }
 
 # Scripts in bench/ that need a CUDA device start with this: `gpu` runs them, `bench` the rest.
