@@ -200,7 +200,7 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
             nxt: tuple[Any, ...] = (edge,)
             node.metas = (meta,)
             node.versions = (version,)
-        elif y.__class__ is Tensor:
+        elif y.__class__ is Tensor or isinstance(y, Tensor):  # (a subclass: a Parameter)
             meta_y, edge_y = _link(y)
             nxt = (edge, edge_y)
             node.metas = (meta, meta_y)
@@ -219,7 +219,7 @@ def _op_node(op: Op, f: Formula, args: tuple[Any, ...], params: Any, n_out: int)
             node.args = args
         else:
             node.args = (x if 0 in saved else None,
-                         y if 1 in saved or y.__class__ is not Tensor else None)
+                         y if 1 in saved or not isinstance(y, Tensor) else None)
     else:  # more operands, or a first one that is no plain tensor
         if f.scalar_first is not None and not isinstance(x, Tensor):
             f = node.formula = f.scalar_first
