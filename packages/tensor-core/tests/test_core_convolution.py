@@ -6,6 +6,7 @@ native loops against the numpy reference."""
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -238,6 +239,12 @@ ERRORS = [
     (lambda m: m.max_pool2d(X4(m), 2, stride=0), "stride should not be zero"),
     (lambda m: m.max_pool2d(X4(m), 2, dilation=0), "dilation should be greater than zero"),
     (lambda m: m.max_pool1d(m.ones(1, 2, 4).long(), 2), "max_pool1d_impl"),
+    # a dilated kernel passes the first padding check, not the kernel's own (undilated) one
+    (lambda m: m.max_pool1d(m.ones(2, 4, 8), 3, 1, 2, 2), "max_pool1d() padding should be"),
+    (lambda m: m.max_pool1d_with_indices(m.ones(2, 4, 8), 3, 1, 2, 2),
+     "padW = 2, padH = 0, kW = 3, kH = 1"),
+    (lambda m: m.max_pool2d(X4(m), 3, 1, 2, 2), "padW = 2, padH = 2, kW = 3, kH = 3"),
+    (lambda m: m.max_pool3d(m.ones(1, 2, 8, 8, 8), 3, 1, 2, 2), "kT: 3 kW: 3 kH: 3 padT: 2"),
 ]
 
 
@@ -251,13 +258,20 @@ def test_errors_match_torch(fn, phrase):
     ("output_size must be 2", lambda nn: nn.adaptive_avg_pool2d(ember.ones(2, 4, 9, 9),
                                                                 (2, 2, 2))),
     ("dimension 1 being empty", lambda nn: nn.adaptive_max_pool2d(ember.ones(2, 0, 4, 4), 2)),
+    ("input image (T: 4 H: 3 W: 6) smaller than kernel size (kT: 4 kH: 4 kW: 4)",
+     lambda nn: nn.avg_pool3d(ember.ones(2, 2, 4, 3, 6), 4, 1, 1)),
 ])
 def test_nn_level_errors_match_torch(phrase, fn):
     with pytest.raises(RuntimeError) as expected:
         fn(_TorchInputs())
     assert phrase in str(expected.value)
-    with pytest.raises(RuntimeError, match=phrase):
-        fn(AP)
+    with pytest.raises(RuntimeError) as got:
+        fn(_EMBER_NN)
+    assert phrase in str(got.value)
+
+
+_EMBER_NN = SimpleNamespace(**{n: getattr(m, n) for m in (AP, P) for n in dir(m)
+                               if not n.startswith("_")})
 
 
 class _TorchInputs:

@@ -301,6 +301,12 @@ def _max_pool_nd(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any,
                  padding: Any, dilation: Any, ceil_mode: bool) -> tuple[Tensor, Tensor]:
     _check_input(op, input, nd, "max_pool2d" if nd == 2 else "max_pool3d_cpu")
     k, s, p, d = _pool_params(op, input, nd, kernel_size, stride, padding, dilation, ceil_mode)
+    if any(pp > kk // 2 for kk, pp in zip(k, p)):
+        # torch's kernel checks the padding once more, against the undilated kernel
+        shown = (f"padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}" if nd == 2 else
+                 f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} padH: {p[1]}")
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                           f"got {shown}")
     prim = MAX_POOL2D if nd == 2 else MAX_POOL3D
     return dispatch(prim, (input,), {"kernel_size": k, "stride": s,  # type: ignore[no-any-return]
                                      "padding": p, "dilation": d,
@@ -357,6 +363,11 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     if isinstance(input, Tensor) and input.dtype.category != 2 and input.numel() and \
             input.ndim in (2, 3):  # (torch checks the dims first)
         raise not_implemented("max_pool1d_impl", input.dtype)
+    (k,), (p,) = _ints(kernel_size, 1, "kernel_size", "max_pool1d"), \
+        _ints(padding, 1, "padding", "max_pool1d")
+    if k > 0 and p > k // 2:  # torch's own 1-d kernel, with its message
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p} and kernel_size={k}")
     return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
@@ -377,6 +388,11 @@ def _avg_pool_nd(op: str, nd: int, input: Tensor, kernel_size: Any, stride: Any,
                  divisor_override: int | None) -> Tensor:
     _check_input(op, input, nd, op if nd == 2 else "avg_pool3d_out_frame")
     k, s, p, _ = _pool_params(op, input, nd, kernel_size, stride, padding, 1, ceil_mode)
+    if nd == 3 and any(n < kk for n, kk in zip(input.shape[-3:], k)):
+        # torch's 3-d kernel compares the input, without padding, with the kernel
+        t, h, w = input.shape[-3:]
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     prim = AVG_POOL2D if nd == 2 else AVG_POOL3D
