@@ -4,8 +4,20 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-# Importing autograd installs its steps into tensor-core's dispatcher.
-from ember import accelerator, backends, cuda, func, library, overrides, profiler  # noqa: E402,F401
+# Importing autograd installs its steps into tensor-core's dispatcher; nn and utils.data
+# are the layers above it, reachable as torch's top level has them (torch.nn,
+# torch.utils.data).
+import ember.utils.data  # noqa: E402,F401
+from ember import (  # noqa: E402,F401
+    accelerator,
+    backends,
+    cuda,
+    func,
+    library,
+    nn,
+    overrides,
+    profiler,
+)
 from ember.autograd import (  # noqa: E402,F401
     enable_grad,
     inference_mode,

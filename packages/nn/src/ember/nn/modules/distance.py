@@ -1,0 +1,36 @@
+"""PairwiseDistance and CosineSimilarity, over their ``F`` functions."""
+
+from __future__ import annotations
+
+import ember.core as E
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["PairwiseDistance", "CosineSimilarity"]
+
+
+class PairwiseDistance(Module):
+    """torch.nn.PairwiseDistance: ``||x1 - x2 + eps||_p`` over the last dim."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1: E.Tensor, x2: E.Tensor) -> E.Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class CosineSimilarity(Module):
+    """torch.nn.CosineSimilarity: the cosine of the angle between ``x1`` and ``x2`` along
+    ``dim``, each norm clamped to at least ``eps``."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def forward(self, x1: E.Tensor, x2: E.Tensor) -> E.Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
