@@ -100,10 +100,13 @@ def _addmm(input: Any, m1: Any, m2: Any, *, beta: Any, alpha: Any) -> Any:
     dtype = m1.dtype
     input, m1, m2 = upcast(input, m1, m2)
     r = _product(m1, m2)
+    # a new (n, p) float array, which input broadcasts to, is scaled and added into in place
+    # (numbers may promote an integer or bool product: a new array for those)
+    into = r if r.dtype.kind in "fc" else None
     if alpha != 1:
-        r = r * alpha
+        r = np.multiply(r, alpha, out=into)
     if beta != 0:
-        r = r + (input if beta == 1 else input * beta)
+        r = np.add(r, input if beta == 1 else input * beta, out=into)
     return result_array(r, dtype)
 
 
