@@ -11,7 +11,7 @@ import warnings
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import creation, dtypes, layouts, legacy, printing, random, ranges, sampling
+from . import allocator, creation, dtypes, layouts, legacy, printing, random, ranges, sampling
 from .creation import *  # noqa: F403
 from .device import (
     cuda_available,
@@ -115,6 +115,7 @@ def _install(modules: tuple[ModuleType, ...]) -> list[str]:
 
 
 _op_names = _install(OP_MODULES)
+allocator.tune()
 
 # the ops' Triton kernels for CUDA, where triton is installed (imported at their first call)
 from . import triton_kernels  # noqa: E402,F401
