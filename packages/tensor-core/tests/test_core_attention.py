@@ -125,6 +125,10 @@ def test_dropout_takes_the_math_path_and_drops_weights():
                     attn_mask=m.ones(3, 3).long()), "Expected attn_mask dtype"),
     (lambda m, f: f(m.ones(2, 3, 4), m.ones(2, 3, 5), m.ones(2, 3, 5)),
      "Expected size for first two dimensions of batch2"),
+    (lambda m, f: f(m.ones(2, 3, 4), m.ones(2, 3, 4), m.ones(2, 3, 4),
+                    attn_mask=m.ones(3, 3).double()), "Expected attn_mask dtype"),
+    (lambda m, f: f(m.ones(2, 2, 5, 4), m.ones(3, 2, 6, 4), m.ones(3, 2, 6, 4)),
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton"),
 ])
 def test_errors_match_torch(case, phrase):
     check_same_error(lambda m: case(m, F.scaled_dot_product_attention if m is torch else sdpa),

@@ -32,7 +32,7 @@ from .. import meta, native
 from ..dispatch import dispatch, register
 from ..dtypes import scalar_type_name
 from ..tensor import Tensor
-from .operands import LOW_PRECISION, check_operand
+from .operands import LOW_PRECISION, broadcast_shape, check_operand
 
 _F32 = np.dtype(np.float32)
 _BLOCK_ELEMENTS = 1 << 21  # scores held at once: 8 MB of float32
@@ -333,8 +333,7 @@ def _check_inputs(query: Any, key: Any, value: Any, attn_mask: Any) -> None:
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
             f"{_c_name(query.dtype)} key.dtype: {_c_name(key.dtype)} and value.dtype: "
             f"{_c_name(value.dtype)} instead.")
-    if attn_mask is not None and attn_mask.dtype not in (_dt.bool, query.dtype) and \
-            attn_mask.dtype.category != 2:
+    if attn_mask is not None and attn_mask.dtype not in (_dt.bool, _dt.float32, query.dtype):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
             f"attn_mask.dtype: {_c_name(attn_mask.dtype)} and  query.dtype: "
@@ -363,7 +362,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         repeat = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(repeat, -3)
         value = value.repeat_interleave(repeat, -3)
-    lead = tuple(np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2]))
+    lead = broadcast_shape("scaled_dot_product_attention", query.shape[:-2], key.shape[:-2],
+                           value.shape[:-2])
     mask_grad = attn_mask is not None and attn_mask.requires_grad
     if dropout_p > 0 or mask_grad or key.shape[-1] != query.shape[-1]:
         return _composite(query, key, value, attn_mask, dropout_p, is_causal, float(scale))
