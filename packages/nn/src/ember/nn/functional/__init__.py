@@ -17,6 +17,7 @@ from .linear import *  # noqa: F403
 from .losses import *  # noqa: F403
 from .losses_ctc import *  # noqa: F403
 from .losses_margin import *  # noqa: F403
+from .multi_head_attention import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pooling import *  # noqa: F403

@@ -24,9 +24,11 @@ from .lazy import LazyModuleMixin  # noqa: F401
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import Module  # noqa: F401
+from .multihead_attention import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403

@@ -14,6 +14,7 @@ from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
+# (NonDynamicallyQuantizableLinear too is here, and out of torch.nn, as in torch)
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
 
@@ -61,6 +62,11 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, " \
                f"bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """torch.nn.modules.linear.NonDynamicallyQuantizableLinear: a Linear (the class only
+    keeps torch's quantization tools off MultiheadAttention's out projection)."""
 
 
 class Bilinear(Module):
