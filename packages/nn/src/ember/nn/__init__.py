@@ -7,7 +7,7 @@ installs autograd, which the layers need.
 
 import ember.autograd  # noqa: F401  (installs autograd into the dispatcher)
 
-from . import functional, init, modules, parameter  # noqa: F401
+from . import functional, init, modules, parameter, utils  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import Module  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401

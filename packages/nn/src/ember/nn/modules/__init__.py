@@ -1,6 +1,8 @@
 """The layers of ember.nn, one family per module (named as torch's files are); each lists
 its classes in ``__all__``."""
 
+from types import ModuleType as _ModuleType
+
 from .activation import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
@@ -32,3 +34,8 @@ from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
+
+# the classes and functions above, not the submodules (``ember.nn.utils`` is not
+# ``modules/utils.py``)
+__all__ = [_n for _n, _v in list(globals().items())
+           if not _n.startswith("_") and not isinstance(_v, _ModuleType)]
