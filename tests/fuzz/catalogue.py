@@ -54,6 +54,11 @@ NOT_REACHED: dict[str, str] = {
              "of tensor ops do not make (the optim package's steps will); "
              "test_core_fused_optimizers compares it with torch's kernel"
        for name in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_")},
+    **{name + suffix: "a recurrent layer over all time steps, which nn's RNN, LSTM and GRU "
+                      "call and the catalogue's programs of tensor ops do not: "
+                      "test_core_recurrent compares it with torch's composition, test_nn_rnn "
+                      "the layers with torch's"
+       for suffix in ("", "_backward") for name in ("lstm_layer", "gru_layer", "rnn_layer")},
     "_softmax_backward_data": "softmax's fused backward, run where no graph of the gradient is "
                               "built: the programs' backward steps reach log_softmax's, not "
                               "this one; test_core_native.py compares it with torch",

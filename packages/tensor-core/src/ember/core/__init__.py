@@ -56,6 +56,7 @@ from .ops import (
     pooling,
     products,
     rearranging,
+    recurrent,
     reduction,
     scan,
     searching,
@@ -79,7 +80,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
     einsum_contraction, convolution, pooling, adaptive_pooling, interpolation, activations,
-    losses, fused_optimizers)
+    losses, fused_optimizers, recurrent)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
