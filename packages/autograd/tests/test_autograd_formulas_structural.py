@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from autograd_oracle import E, compare_grads, data_options, first, functional, inputs
+from recurrent_cases import CASES as RECURRENT_CASES
 
 import ember.autograd
 
@@ -244,6 +245,7 @@ CASES: list[tuple[str, Any, list[tuple[int, ...]], dict[str, Any]]] = [
         ("bilinear", (2, 2, 5, 6), {"scale_factor": 0.5, "antialias": True}),
         ("bicubic", (2, 2, 5, 6), {"size": (3, 7), "antialias": True}),
         ("lanczos", (2, 2, 5, 6), {"scale_factor": 0.6, "antialias": True})]],
+    *RECURRENT_CASES,
 ]
 
 IDS = [c[0] for c in CASES]

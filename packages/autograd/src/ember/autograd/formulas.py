@@ -31,6 +31,7 @@ from . import vjp_interpolation as ip
 from . import vjp_linalg as la
 from . import vjp_losses as ls
 from . import vjp_normalization as nm
+from . import vjp_recurrent as rc
 from . import vjp_reduction as rd
 from . import vjp_views as vw
 from .formula import (
@@ -210,7 +211,7 @@ _CORE["sub"].scalar_first = F(_CORE["sub"].vjp, name="RsubBackward1")
 FORMULAS: dict[str, Formula] = {**_CORE, **ew.FORMULAS, **rd.FORMULAS, **vw.FORMULAS,
                                 **ix.FORMULAS, **la.FORMULAS, **nm.FORMULAS, **at.FORMULAS,
                                 **cn.FORMULAS, **cv.FORMULAS, **ip.FORMULAS, **ac.FORMULAS,
-                                **ls.FORMULAS}
+                                **ls.FORMULAS, **rc.FORMULAS}
 
 # Nodes autograd makes itself for in-place writes (not ops of the registry).
 # in-place forms whose derivative torch does not implement (their functional forms have
