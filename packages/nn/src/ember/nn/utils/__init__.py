@@ -1,7 +1,7 @@
 """ember.nn.utils: gradient clipping, parameter vectors, stateless calls,
-parametrizations, weight and spectral norms."""
+parametrizations, weight and spectral norms, packed sequences (``rnn``)."""
 
-from . import parametrizations, parametrize, stateless  # noqa: F401
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm,
     clip_grad_norm_,
