@@ -153,3 +153,53 @@ def test_seeding_and_generators(lib):
     r = lib.randint(0, 5, (4,), dtype=lib.long)
     assert r.dtype == lib.int64 and r.shape == (4,)
     assert lib.randn_like(a).shape == a.shape
+
+
+
+def _nn_program(lib, states=None):
+    """The nn section's names, each module built as the programs build it (with torch's
+    weights loaded through the state dict when ``states`` are given) and run on the same
+    inputs, then the functional calls with the programs' keywords."""
+    nn, F = lib.nn, lib.nn.functional
+    x = _data(lib, 2, 5, 8)
+    tokens = lib.tensor([[1, 2, 3, 0, 4], [4, 3, 2, 1, 0]])
+    modules = [nn.Linear(8, 6, bias=False), nn.Embedding(5, 8), nn.LayerNorm(8),
+               nn.Dropout(0.0), nn.GELU(), nn.RNN(8, 6, nonlinearity="relu"),
+               nn.LSTM(8, 6), nn.GRU(8, 6), nn.MultiheadAttention(8, 2),
+               nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, 0.0), 2,
+                                     enable_nested_tensor=False),
+               nn.Transformer(8, 2, 1, 1, 16, 0.0), nn.Conv2d(2, 3, 3),
+               nn.ModuleList([nn.Linear(8, 8)]), nn.ModuleDict({"a": nn.Linear(8, 8)})]
+    nn.init.normal_(modules[0].weight, mean=0.0, std=0.02)
+    nn.init.zeros_(modules[11].bias)
+    nn.init.ones_(modules[2].weight)
+    nn.init.uniform_(modules[1].weight)
+    if states is not None:
+        for m, state in zip(modules, states):
+            m.load_state_dict({k: lib.tensor(v.numpy()) for k, v in state.items()})
+    img = _data(lib, 1, 2, 6, 6)
+    logp = F.log_softmax(x.view(10, 8), dim=-1)
+    target = lib.tensor([0, 1, 2, 3, 4, 5, 6, 7, 0, -100])
+    out = [modules[0](x), modules[1](tokens), modules[2](x), modules[3](x), modules[4](x),
+           modules[5](x)[0], modules[6](x)[1][1], modules[7](x)[0], modules[8](x, x, x)[0],
+           modules[9](x), modules[10](x, x[:1]), modules[11](img),
+           modules[12][0](x), modules[13]["a"](x),
+           F.max_pool2d(img, 2), F.relu(x), F.softmax(x, dim=-1),
+           F.layer_norm(x, (8,), lib.ones(8), lib.zeros(8), 1e-5),
+           F.cross_entropy(x.view(10, 8), target, ignore_index=-100),
+           nn.NLLLoss()(logp, target.clamp(min=0)), F.nll_loss(logp, target, reduction="sum"),
+           F.binary_cross_entropy(lib.sigmoid(x), (x > 0).float(), reduction="mean"),
+           F.scaled_dot_product_attention(x, x, x, attn_mask=None, dropout_p=0.0,
+                                          is_causal=True)]
+    return out, [m.state_dict() for m in modules]
+
+
+def test_nn_names_as_the_programs_use_them():
+    want, states = _nn_program(torch)
+    got, ember_states = _nn_program(ember, states)
+    assert [list(s) for s in ember_states] == [list(s) for s in states]
+    for g, w in zip(got, want, strict=True):
+        assert str(g.dtype) == str(w.dtype) and tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert ember.nn.utils.clip_grad_norm_ and ember.nn.Parameter
