@@ -375,92 +375,70 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
+class _LazyConv(_LazyConvXdMixin):
+    """The constructor of LazyConv1d/2d/3d: Conv*d's arguments less in_channels."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation,  # type: ignore[call-arg]
+                         groups, False, padding_mode, device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    """The constructor of LazyConvTranspose1d/2d/3d: ConvTranspose*d's arguments less
+    in_channels."""
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding,  # type: ignore[call-arg]
+                         output_padding, groups, False, dilation, padding_mode, device, dtype)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
     """torch.nn.LazyConv1d: a Conv1d whose in_channels come from its first input."""
 
     cls_to_become = Conv1d
     _spatial_dims = 1
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        # (bias False here: the parameters are replaced by uninitialized ones below)
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConv, Conv2d):
     """torch.nn.LazyConv2d: a Conv2d whose in_channels come from its first input."""
 
     cls_to_become = Conv2d
     _spatial_dims = 2
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
+class LazyConv3d(_LazyConv, Conv3d):
     """torch.nn.LazyConv3d: a Conv3d whose in_channels come from its first input."""
 
     cls_to_become = Conv3d
     _spatial_dims = 3
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
     """torch.nn.LazyConvTranspose1d: a ConvTranspose1d whose in_channels come from its
     first input."""
 
     cls_to_become = ConvTranspose1d
     _spatial_dims = 1
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                         dilation, padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
     """torch.nn.LazyConvTranspose2d: a ConvTranspose2d whose in_channels come from its
     first input."""
 
     cls_to_become = ConvTranspose2d
     _spatial_dims = 2
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                         dilation, padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
     """torch.nn.LazyConvTranspose3d: a ConvTranspose3d whose in_channels come from its
     first input."""
 
     cls_to_become = ConvTranspose3d
     _spatial_dims = 3
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1,
-                 bias: bool = True, dilation: Any = 1, padding_mode: str = "zeros",
-                 device: Any = None, dtype: Any = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
-                         dilation, padding_mode, device, dtype)
-        self._lazy_parameters(out_channels, bias, device, dtype)
