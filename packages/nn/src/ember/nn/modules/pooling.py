@@ -68,9 +68,24 @@ class MaxPool3d(_MaxPoolNd):
 
 
 class _MaxUnpoolNd(Module):
+    """MaxPool's partial inverse over ``_dims`` dims (``_unpool``: its F function)."""
+
     kernel_size: tuple[int, ...]
     stride: tuple[int, ...]
     padding: tuple[int, ...]
+    _dims: Any
+    _unpool: Any
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = self._dims(kernel_size)
+        self.stride = self._dims(stride if stride is not None else kernel_size)
+        self.padding = self._dims(padding)
+
+    def forward(self, input: E.Tensor, indices: E.Tensor,
+                output_size: Sequence[int] | None = None) -> E.Tensor:
+        return self._unpool(input, indices, self.kernel_size, self.stride,  # type: ignore[no-any-return]
+                            self.padding, output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -80,48 +95,24 @@ class MaxUnpool1d(_MaxUnpoolNd):
     """torch.nn.MaxUnpool1d: MaxPool1d's partial inverse: each value written at its index
     in a zero output (of ``output_size``, or the size the pool took)."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
-
-    def forward(self, input: E.Tensor, indices: E.Tensor,
-                output_size: Sequence[int] | None = None) -> E.Tensor:
-        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding,
-                              output_size)
+    _dims = staticmethod(_single)
+    _unpool = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     """torch.nn.MaxUnpool2d: MaxPool2d's partial inverse: each value written at its index
     in a zero output (of ``output_size``, or the size the pool took)."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride if stride is not None else kernel_size)
-        self.padding = _pair(padding)
-
-    def forward(self, input: E.Tensor, indices: E.Tensor,
-                output_size: Sequence[int] | None = None) -> E.Tensor:
-        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
-                              output_size)
+    _dims = staticmethod(_pair)
+    _unpool = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """torch.nn.MaxUnpool3d: MaxPool3d's partial inverse: each value written at its index
     in a zero output (of ``output_size``, or the size the pool took)."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = _triple(kernel_size)
-        self.stride = _triple(stride if stride is not None else kernel_size)
-        self.padding = _triple(padding)
-
-    def forward(self, input: E.Tensor, indices: E.Tensor,
-                output_size: Sequence[int] | None = None) -> E.Tensor:
-        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding,
-                              output_size)
+    _dims = staticmethod(_triple)
+    _unpool = staticmethod(F.max_unpool3d)
 
 
 class _AvgPoolNd(Module):
