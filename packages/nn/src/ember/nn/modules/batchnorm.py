@@ -17,9 +17,10 @@ import ember.core as E
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
+from .normalization import register_affine
 
 __all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d",
            "LazyBatchNorm3d", "SyncBatchNorm"]
@@ -45,15 +46,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(E.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(E.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, num_features, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean",
                                  E.zeros(num_features, device=device, dtype=dtype))

@@ -23,6 +23,21 @@ from .module import Module
 __all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
+def register_affine(module: Module, shape: Any, affine: bool, bias: bool, device: Any,
+                    dtype: Any) -> None:
+    """A norm's ``weight`` and ``bias`` Parameters of ``shape`` (uninitialised: its
+    ``reset_parameters`` fills them), or None for those it has not."""
+    if affine:
+        module.weight = Parameter(E.empty(shape, device=device, dtype=dtype))
+        if bias:
+            module.bias = Parameter(E.empty(shape, device=device, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
 def _normalized_shape(normalized_shape: Any) -> tuple[int, ...]:
     if isinstance(normalized_shape, numbers.Integral):
         return (int(normalized_shape),)
@@ -137,17 +152,7 @@ class LayerNorm(Module):
         self.normalized_shape = _normalized_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(E.empty(self.normalized_shape, device=device,
-                                            dtype=dtype))
-            if bias:
-                self.bias = Parameter(E.empty(self.normalized_shape, device=device,
-                                              dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -185,15 +190,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(E.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(E.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
