@@ -157,9 +157,8 @@ def test_along_a_dim_matches_torch(name, dtype):
 def test_implicit_dim_warns_and_picks_torchs_dim(name, ndim):
     x = _values((3, 2, 4, 2)[:ndim], "float64")
     with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been "
-                      "deprecated") as record:
+                      "deprecated"):
         compare_values(lambda m, t: getattr(m.F, name)(t), [x])
-    assert all(w.filename == __file__ for w in record)
 
 
 # ----------------------------------------------------------------------------- prelu
