@@ -245,6 +245,15 @@ ERRORS = [
      "padW = 2, padH = 0, kW = 3, kH = 1"),
     (lambda m: m.max_pool2d(X4(m), 3, 1, 2, 2), "padW = 2, padH = 2, kW = 3, kH = 3"),
     (lambda m: m.max_pool3d(m.ones(1, 2, 8, 8, 8), 3, 1, 2, 2), "kT: 3 kW: 3 kH: 3 padT: 2"),
+    # empty dims other than the batch's, each kernel with its own message
+    (lambda m: m.max_pool2d(m.ones(0, 2, 2), 2), "optional 0 dim batch size for input, but "
+                                                  "got:[0, 2, 2]"),
+    (lambda m: m.max_pool2d(m.ones(1, 0, 2, 2), 2), "but got:[1, 0, 2, 2]"),
+    (lambda m: m.max_pool3d(m.ones(1, 2, 2, 0, 2), 2),
+     "max_pool3d_with_indices_out_cpu_template(): Expected input's non-batch dimensions"),
+    (lambda m: m.max_pool1d(m.ones(2, 3, 0), 2), "max_pool1d: Expected 2D or 3D (batch mode)"),
+    (lambda m: m.max_pool1d_with_indices(m.ones(3), 2), "Expected 2 to 3 dimensions"),
+    (lambda m: m.max_pool1d_with_indices(m.ones(2, 3, 0), 2), "but got:[2, 3, 1, 0]"),
 ]
 
 

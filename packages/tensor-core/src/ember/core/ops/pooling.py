@@ -256,12 +256,26 @@ def _ints(value: Any, nd: int, name: str, op: str) -> Ints:
     return vals
 
 
+# the 3-d kernels' names in torch's message for an empty non-batch dim
+_KERNEL_3D = {"max_pool3d": "max_pool3d_with_indices_out_cpu_template",
+              "avg_pool3d": "avg_pool3d"}
+
+
 def _check_input(op: str, x: Tensor, nd: int, pooled: str) -> None:
+    """torch's checks of a pool's input: (C, *spatial) or (N, C, *spatial), every dim but
+    N non-empty, and a dtype its kernel has."""
     check_operand(op, "input", x, numbers=False)
-    dims = f"{nd + 1}D or {nd + 2}D"
-    if x.ndim not in (nd + 1, nd + 2) or any(
-            s == 0 for s in x.shape[x.ndim - nd - 1 if x.ndim == nd + 2 else 0:][1:]):
-        raise RuntimeError(f"non-empty {dims} (batch mode) tensor expected for input")
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
+                           "input")
+    if 0 in x.shape[x.ndim - nd - 1:]:
+        shape = list(x.shape)
+        if nd == 2:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{shape}")
+        raise RuntimeError(f"{_KERNEL_3D.get(op, op)}(): Expected input's non-batch dimensions "
+                           f"to have positive length, but input has a shape of {shape} and "
+                           "non-batch dimension 0 has length zero!")
     if x.dtype.category == 3 or x.dtype.np == np.bool_:
         raise not_implemented(pooled, x.dtype)
 
@@ -337,10 +351,10 @@ def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (),
     """torch.max_pool1d_with_indices: the 1-d max pool of (N, C, L) or (C, L) and the index
     of each maximum (torch's 2-d pool over a unit height)."""
     check_operand("max_pool1d", "input", input, numbers=False)
-    if input.ndim not in (2, 3) or 0 in input.shape[-2 if input.ndim == 3 else 0:][1:] or \
-            input.shape[-1] == 0:
-        raise RuntimeError("max_pool1d() Expected 2D or 3D input tensor, but got "
-                           f"{list(input.shape)}")
+    if input.ndim not in (2, 3):  # (empty dims: the 2-d pool's check, as in torch)
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "max_pool1d)")
 
     def one(v: Any, name: str, fill: int | None = None) -> Ints:
         vals = _ints(v, 1, name, "max_pool1d") if fill is None or not (
@@ -360,8 +374,11 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     """torch.max_pool1d: the largest value of each window along the last dim (floating
     types only, as torch's kernel without indices, which it takes where no gradient is
     needed)."""
-    if isinstance(input, Tensor) and input.dtype.category != 2 and input.numel() and \
-            input.ndim in (2, 3):  # (torch checks the dims first)
+    if isinstance(input, Tensor) and (input.ndim not in (2, 3) or
+                                      0 in input.shape[input.ndim - 2:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    if isinstance(input, Tensor) and input.dtype.category != 2 and input.numel():
         raise not_implemented("max_pool1d_impl", input.dtype)
     (k,), (p,) = _ints(kernel_size, 1, "kernel_size", "max_pool1d"), \
         _ints(padding, 1, "padding", "max_pool1d")
