@@ -355,3 +355,15 @@ def test_native_col2im_is_the_reference_bit_for_bit_at_any_thread_count(case, dt
     want = C._adjoint(y, wz, size, *args, C._col2im)
     for a in got:
         np.testing.assert_array_equal(a, want)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_max_pool_takes_nan_in_every_float_dtype(dtype):
+    """A window holding NaN gives NaN and its index, as torch's loop does (bfloat16's numpy
+    dtype is of a kind of its own, not "f")."""
+    x = np.array([[[1.0, np.nan], [2.0, 3.0]], [[1.0, 5.0], [np.nan, 3.0]]], np.float32)
+    for m in (torch, ember):
+        t = m.tensor(x).to(getattr(m, dtype))
+        out, idx = F.max_pool2d(t, 2, return_indices=True) if m is torch else \
+            P.max_pool2d_with_indices(t, 2)
+        assert np.isnan(out.float().numpy()).all() and idx.flatten().tolist() == [1, 2], m

@@ -88,8 +88,8 @@ def _flat(coords: list[Any], size: Ints) -> Any:
 def _max_update(best: Any, idx: Any, v: Any, flat: Any) -> tuple[Any, Any]:
     # torch's loop: a larger value or any NaN takes the place
     take = v > best
-    if v.dtype.kind == "f":
-        take |= np.isnan(v)
+    if v.dtype.kind not in "biu":  # floats, bfloat16 (an ml_dtypes kind of its own) too
+        take |= v != v
     return np.where(take, v, best), np.where(take, flat, idx)
 
 
