@@ -196,7 +196,12 @@ def test_the_death_of_a_worker_is_worded_as_torchs():
     def without_pids(out):
         return {key: re.sub(r"\d{2,}", "PID", value) for key, value in out.items()}
 
-    assert [without_pids(o) for o in ours] == [without_pids(t) for t in theirs]
+    for o, t in zip(ours, theirs):
+        o, t = without_pids(o), without_pids(t)
+        assert (o["type"], o["message"]) == (t["type"], t["message"])
+        # torch words the cause when its SIGCHLD handler sees the exit first; when its
+        # liveness check does, it leaves the cause empty (which one wins is a race)
+        assert o["cause"] == t["cause"] or not t["cause"]
 
 
 def test_a_worker_that_exits_gives_runtime_error():
