@@ -13,6 +13,8 @@ valid arguments follow the op tests' sample tables (packages/tensor-core/tests/s
 
 from __future__ import annotations
 
+from ember.core.dispatch import REGISTRY
+
 from . import (
     catalogue_elementwise,
     catalogue_factories,
@@ -54,6 +56,10 @@ NOT_REACHED: dict[str, str] = {
              "of tensor ops do not make (the optim package's steps will); "
              "test_core_fused_optimizers compares it with torch's kernel"
        for name in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_")},
+    **{name: "a multi-tensor op over lists of tensors, which the catalogue's programs of "
+             "single tensors do not make (the optimizers' foreach paths do): test_core_foreach "
+             "compares every op and overload with torch's"
+       for name in REGISTRY if name.startswith("_foreach_")},
     **{name + suffix: "a recurrent layer over all time steps, which nn's RNN, LSTM and GRU "
                       "call and the catalogue's programs of tensor ops do not: "
                       "test_core_recurrent compares it with torch's composition, test_nn_rnn "

@@ -41,6 +41,9 @@ from .ops import (
     dropout,
     einsum_contraction,
     embedding,
+    foreach,
+    foreach_pointwise,
+    foreach_unary,
     fused_optimizers,
     fused_updates,
     gather_scatter,
@@ -80,7 +83,7 @@ OP_MODULES: tuple[ModuleType, ...] = (
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
     einsum_contraction, convolution, pooling, adaptive_pooling, interpolation, activations,
-    losses, fused_optimizers, recurrent)
+    losses, fused_optimizers, foreach, foreach_unary, foreach_pointwise, recurrent)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:
