@@ -846,6 +846,26 @@ def test_half_types_with_a_number_round_as_torch(dtype, form):
         np.testing.assert_array_equal(*got, err_msg=f"{form} {s}")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("form", ["x * s", "x / s", "x.mul_(s)", "x.div_(s)", "x + s"])
+@pytest.mark.parametrize("scalar_dtype", ["float32", "float64", "int64"])
+def test_half_types_with_a_wider_0d_tensor_round_as_torch(dtype, form, scalar_dtype):
+    """A 0-d CPU tensor of a wider dtype beside a half tensor keeps the half dtype; torch's
+    mul and true division read it as a number in float (a float16 0.5 times a float32 65536
+    is 32768, not inf: what a GradScaler's scale does to a float16 loss), add rounds it to
+    the half type."""
+    values = np.random.default_rng(7).normal(0, 10, 4000).astype(np.float32)
+    for s in (65536.0, 0.6931471805599453, 1 / 3, 70000.0, -7):
+        got = []
+        for m in (torch, ember):
+            x = m.tensor(values).to(getattr(m, dtype))
+            s_t = m.tensor(s, dtype=getattr(m, scalar_dtype))
+            out = eval(form, {"x": x, "s": s_t})  # noqa: S307
+            assert out.dtype == getattr(m, dtype)
+            got.append(out.float().numpy())
+        np.testing.assert_array_equal(*got, err_msg=f"{form} {s}")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
 @pytest.mark.parametrize("exponent", [0.5, -0.5, -1, -1.0, -2, 2, 3])
 def test_special_exponents_are_torchs_kernels(dtype, exponent):

@@ -43,6 +43,7 @@ from .operands import (
 )
 
 _BF16 = _dt.bfloat16
+_F16 = _dt.float16
 _BF16_NP = _BF16.np
 _KIND = "bifc"  # a dtype's category as a letter: bool, int, float, complex
 _ALL = "bifc"
@@ -261,6 +262,13 @@ def binary_op(name: str, forward: Callable[..., Any], result: str = "promote",
                 tensor_first or other.__class__ is Tensor)):
             _check_scalars(name, scalars, input, other)
         x, y, dt, dev = prep_binary(name, input, other)
+        if number_in_float and (dt is _BF16 or dt is _F16) and other.__class__ is Tensor and \
+                other.dtype is not dt and other._data.ndim == 0 and \
+                other.device.type == "cpu" and not other._requires_grad:
+            # torch's kernels read a wider 0-d CPU tensor beside a half tensor as a number in
+            # float (``original_scalar_value``), not rounded to half first: a float16 0.5
+            # times a float32 65536 is 32768, not inf
+            y = float(np.float32(other.item()))
         category = dt.category
         if category == 1 and not to_float and (y.__class__ is int or x.__class__ is int):
             # Python ints wrap into integer dtypes (uint8 - 1 is uint8 255), as in torch
