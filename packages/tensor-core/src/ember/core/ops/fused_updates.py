@@ -230,8 +230,8 @@ ADDCMUL_ = register("addcmul_", _addcmul_, _updated, "elementwise", mutates=True
                     functional=ADDCMUL, arg_names=_ADDC_NAMES)
 ADDCDIV_ = register("addcdiv_", _addcdiv_, _updated, "elementwise", mutates=True,
                     functional=ADDCDIV, arg_names=_ADDC_NAMES)
-_ADDCDIV_INTEGERS = (
-    "Integer division with addcdiv is no longer supported, and in a future release "
+_ADDCDIV_INTEGERS = (  # torch's words, its two spaces after "future" too
+    "Integer division with addcdiv is no longer supported, and in a future  release "
     "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
     "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
     ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
