@@ -59,6 +59,21 @@ def test_function_mode_sees_every_public_call_as_torch_does():
         assert len(e_args) == len(t_args) and set(e_kw) == set(t_kw)
 
 
+def test_a_public_function_with_a_parameter_of_its_own_name_reaches_the_mode():
+    """F.pad takes a parameter ``pad``: the wrapper must hand the mode itself, not it."""
+    from ember.core.function_modes import public
+
+    @public
+    def pad(input, pad, mode="constant"):
+        return input + len(pad)
+
+    x = ember.ones(2)
+    with modes(ember)() as mode:
+        out = pad(x, (1, 1))
+    assert mode.calls[0][0] is pad and mode.calls[0][1][1] == (1, 1)
+    assert out.tolist() == [3.0, 3.0]
+
+
 def test_function_mode_can_change_results_and_modes_nest():
     class Double(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):

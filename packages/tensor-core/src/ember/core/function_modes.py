@@ -267,12 +267,13 @@ def public(fn: Callable[..., Any]) -> Callable[..., Any]:
     if inspect.Parameter.VAR_POSITIONAL in kinds or inspect.Parameter.VAR_KEYWORD in kinds:
         source = (f"def {name}(*args, **kwargs):\n"
                   f"    if _ember_engaged.count:\n"
-                  f"        return _ember_handle({name}, _ember_spec, args, kwargs)\n"
+                  f"        return _ember_handle(_ember_self, _ember_spec, args, kwargs)\n"
                   f"    return _ember_impl(*args, **kwargs)\n")
     else:
         source = _mirroring(name, sig, namespace)
     exec(source, namespace)  # noqa: S102 - generated from the signature above only
-    wrapper = namespace[name]
+    # the wrapper names itself so, not by ``name``, which a parameter may shadow (F.pad's)
+    wrapper = namespace["_ember_self"] = namespace[name]
     wrapper.__name__ = fn.__name__
     wrapper.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
     wrapper.__doc__ = fn.__doc__
@@ -305,7 +306,7 @@ def _mirroring(name: str, sig: inspect.Signature, namespace: dict[str, Any]) -> 
             packed_kwargs.append(f"{p.name!r}: {p.name}")
     return (f"def {name}({', '.join(params)}):\n"
             f"    if _ember_engaged.count:\n"
-            f"        return _ember_handle({name}, _ember_spec, ({', '.join(packed_args)}"
+            f"        return _ember_handle(_ember_self, _ember_spec, ({', '.join(packed_args)}"
             f"{',' if packed_args else ''}), {{{', '.join(packed_kwargs)}}})\n"
             f"    return _ember_impl({', '.join(call)})\n")
 

@@ -18,6 +18,7 @@ import numpy as np
 import ember.core as E
 from ember.autograd import no_grad
 from ember.core import Tensor
+from ember.core.function_modes import public
 from ember.core.ops import adaptive_pooling as AP
 from ember.core.ops.operands import not_implemented
 
@@ -141,6 +142,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return out if return_indices else out[0]
 
 
+@public
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """torch.nn.functional.adaptive_max_pool3d: the largest value of each adaptive window of
     the last three dims; ``(values, indices)`` where ``return_indices``."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
-from ember.core.ops.attention import scaled_dot_product_attention
+from ember.core.function_modes import public
+from ember.core.ops import attention as _attention
+
+scaled_dot_product_attention = public(_attention.scaled_dot_product_attention)
 
 __all__ = ["scaled_dot_product_attention"]

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import ember.core as E
 from ember.core import Tensor
+from ember.core.function_modes import public
 from ember.core.ops import convolution as C
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "conv_tbc"]
 
-conv1d = C.conv1d
-conv2d = C.conv2d
-conv3d = C.conv3d
+conv1d = E.conv1d
+conv2d = E.conv2d
+conv3d = E.conv3d
 
 
 def _ints_only(op: str, padding: Any) -> None:
@@ -22,6 +24,7 @@ def _ints_only(op: str, padding: Any) -> None:
         raise TypeError(f"{op}(): argument 'padding' must be tuple of ints, not str")
 
 
+@public
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -32,6 +35,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                               dilation)
 
 
+@public
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -42,6 +46,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                               dilation)
 
 
+@public
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:

@@ -20,6 +20,7 @@ from typing import Any
 import ember.core as E
 from ember.core import Tensor
 from ember.core.dtypes import scalar_type_name
+from ember.core.function_modes import public
 from ember.core.ops.operands import not_implemented
 
 __all__ = ["grid_sample", "affine_grid"]
@@ -133,6 +134,7 @@ def _gather(input: Tensor, taps: list[tuple[list[Tensor], Tensor]], shape: tuple
     return out.movedim(-1, 1)
 
 
+@public
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """torch.nn.functional.grid_sample: ``input`` (N, C, H, W) or (N, C, D, H, W) sampled

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ember.core as E
 from ember.core import Tensor
 from ember.core.dtypes import demangled_type_name
+from ember.core.function_modes import public
 
 __all__ = ["linear", "bilinear"]
 
+@public
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """torch.nn.functional.linear: ``input @ weight.T + bias`` over the last dim of
     ``input`` (weight (out_features, in_features) or (in_features,), bias broadcasting to
@@ -28,6 +30,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return input.matmul(wt).add_(bias)
 
 
+@public
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """torch.nn.functional.bilinear: ``y[..., o] = sum_ij input1[..., i] weight[o, i, j]

@@ -14,6 +14,7 @@ from typing import Any
 
 import ember.core as E
 from ember.core import Tensor
+from ember.core.function_modes import public
 
 __all__ = ["pad"]
 
@@ -30,6 +31,7 @@ def _pad_ints(pad: Any) -> list[int]:
     return values
 
 
+@public
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """torch.nn.functional.pad: ``input`` padded by ``pad`` = (left, right) of the last dim,

@@ -14,6 +14,7 @@ from typing import Any
 import ember.core as E
 from ember.core import Tensor
 from ember.core.dtypes import scalar_type_name
+from ember.core.function_modes import public
 from ember.core.ops import pooling as P
 from ember.core.ops.operands import not_implemented
 
@@ -172,6 +173,7 @@ def _unpool_args(nd: int, kernel_size: Any, stride: Any, padding: Any
     return kernel, kernel if stride is None else ntuple(stride, nd), ntuple(padding, nd)
 
 
+@public
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """torch.nn.functional.max_unpool1d: the inverse of ``max_pool1d`` — each value put back
@@ -181,6 +183,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
 
 
+@public
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """torch.nn.functional.max_unpool2d: the inverse of ``max_pool2d`` — each value put back
@@ -190,6 +193,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _max_unpool(input, indices, size)
 
 
+@public
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """torch.nn.functional.max_unpool3d: the inverse of ``max_pool3d`` — each value put back
