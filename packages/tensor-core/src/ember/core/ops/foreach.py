@@ -27,8 +27,8 @@ from ..tensor import Tensor
 from . import binary, pointwise
 from .foreach_lists import (
     Operand,
-    checked_before_writes,
     check_overlaps,
+    checked_before_writes,
     fresh,
     into,
     kernel_of,
@@ -269,8 +269,8 @@ def _arith(name: str, kinds: tuple[str, ...], function: Any, method: Any, **opti
            ) -> _Binary:
     """add, sub, mul, div, pow: one primitive and its in-place form for every overload."""
     kernels = _Kernels(REGISTRY[name], _PAIR, REGISTRY[name + "_"])
-    return (_Power if name == "pow" else _Binary)(name, kinds, (function, method, kernels), (function, method, kernels),
-                   **options)
+    pair = (function, method, kernels)
+    return (_Power if name == "pow" else _Binary)(name, kinds, pair, pair, **options)
 
 
 def _bounded(name: str, side: str, binary_op: Op | None = None,
@@ -324,7 +324,8 @@ def _public(name: str, second: str) -> tuple[Callable[..., Any], Callable[..., A
     functional.__doc__ = (
         f"torch._foreach_{name}: ``{name}`` of each tensor of ``self`` with {what}: "
         f"{overloads}; a list of new tensors.")
-    inplace_form.__doc__ = f"torch._foreach_{name}_: ``_foreach_{name}`` written into ``self``; returns ``self``."
+    inplace_form.__doc__ = (f"torch._foreach_{name}_: ``_foreach_{name}`` written into ``self``; "
+                            "returns ``self``.")
     return functional, inplace_form
 
 

@@ -39,8 +39,8 @@ from .operands import broadcast_shape, check_inplace_shape
 
 __all__ = ["FLOATS", "tensor_list", "nonempty", "same_lengths", "number", "number_list",
            "second_operand", "one_dispatch", "plain_numbers", "writable", "check_overlaps",
-           "results", "meta_of", "fresh", "kernel_of", "into", "checked_before_writes", "register_pair",
-           "Operand"]
+           "results", "meta_of", "fresh", "kernel_of", "into", "checked_before_writes",
+           "register_pair", "Operand"]
 
 FLOATS = frozenset({_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64})
 _NDARRAY = np.ndarray

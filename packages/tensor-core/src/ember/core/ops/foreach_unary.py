@@ -17,11 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import dtypes as _dt
-from ..dispatch import REGISTRY, Op
+from ..dispatch import REGISTRY
 from ..tensor import Tensor
 from . import copying, minmax, norms, unary
 from .foreach_lists import (
-    FLOATS,
     check_overlaps,
     checked_before_writes,
     fresh,
@@ -107,7 +106,8 @@ def _public(name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
     inplace_form.__name__ = inplace_form.__qualname__ = f"_foreach_{name}_"
     functional.__doc__ = (f"torch._foreach_{name}: ``{name}`` of each tensor of ``self``; a list "
                           "of new tensors.")
-    inplace_form.__doc__ = f"torch._foreach_{name}_: ``{name}_`` of each tensor of ``self``; returns ``self``."
+    inplace_form.__doc__ = (f"torch._foreach_{name}_: ``{name}_`` of each tensor of ``self``; "
+                            "returns ``self``.")
     return functional, inplace_form
 
 
