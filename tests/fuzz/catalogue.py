@@ -55,7 +55,13 @@ NOT_REACHED: dict[str, str] = {
     **{name: "an optimizer's fused update of lists of tensors, which the catalogue's programs "
              "of tensor ops do not make (the optim package's steps will); "
              "test_core_fused_optimizers compares it with torch's kernel"
-       for name in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_")},
+       for name in ("_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_")},
+    **{name: "an optimizer's one-pass step over lists of tensors, which the catalogue's "
+             "programs of tensor ops do not make (the optim package's default paths do): "
+             "test_core_optimizer_steps compares it with its reference, the optimizer tests "
+             "with torch's"
+       for name in ("_fused_rmsprop_", "_fused_adadelta_", "_fused_adamax_", "_fused_nadam_",
+                    "_fused_radam_", "_fused_asgd_", "_fused_rprop_")},
     **{name: "a multi-tensor op over lists of tensors, which the catalogue's programs of "
              "single tensors do not make (the optimizers' foreach paths do): test_core_foreach "
              "compares every op and overload with torch's"

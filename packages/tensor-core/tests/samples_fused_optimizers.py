@@ -1,9 +1,9 @@
-"""Dispatch-table samples of fused_optimizers.py: Adam, AdamW and SGD steps over lists of
-tensors of odd sizes (the written tensors are the samples' results), with amsgrad, a
-gradient scale, a tensor lr, momentum and half types (torch has meta kernels for Adam's
-steps with a number lr only, and Ember's meta rules refuse alike). Their tensors are 1-d:
-torch's kernels read every tensor as its memory in order, which only row-major tensors of
-one layout make right (test_core_fused_optimizers covers the layouts)."""
+"""Dispatch-table samples of fused_optimizers.py and fused_adagrad.py: Adam, AdamW, SGD and
+Adagrad steps over lists of tensors of odd sizes (the written tensors are the samples'
+results), with amsgrad, a gradient scale, a tensor lr, momentum and half types (torch has
+meta kernels for Adam's steps with a number lr only, and Ember's meta rules refuse alike).
+Their tensors are 1-d: torch's kernels read every tensor as its memory in order, which only
+row-major tensors of one layout make right (test_core_fused_optimizers covers the layouts)."""
 
 from __future__ import annotations
 
@@ -54,10 +54,27 @@ def _sgd(dtype: str = "float32", momentum: float = 0.9, first: bool = False,
     return sample
 
 
+def _adagrad(dtype: str = "float32", scaled: bool = False, tensor_lr: bool = False) -> Sample:
+    def sample(m: Any, d: str) -> Any:
+        params = [make(m, d, s, dtype, seed=i) for i, s in enumerate(_SIZES)]
+        grads = [make(m, d, s, dtype, seed=10 + i) for i, s in enumerate(_SIZES)]
+        sums = [make(m, d, s, dtype, seed=20 + i, low=0.0, high=0.1)
+                for i, s in enumerate(_SIZES)]
+        steps = [m.full((), float(i + 2), device=d) for i in range(len(_SIZES))]
+        lr = m.full((), 1e-2, device=d) if tensor_lr else 1e-2
+        scale = {"grad_scale": m.full((), 4.0, device=d)} if scaled else {}
+        m._fused_adagrad_(params, grads, sums, steps, lr=lr, lr_decay=0.01, weight_decay=0.1,
+                          eps=1e-10, maximize=False, **scale)
+        return params + grads + sums
+
+    return sample
+
+
 SAMPLES: dict[str, list[Sample]] = {
     "_fused_adam_": [_adam("_fused_adam_"), _adam("_fused_adam_", "float64", amsgrad=True),
                      _adam("_fused_adam_", "bfloat16", scaled=True)],
     "_fused_adamw_": [_adam("_fused_adamw_"), _adam("_fused_adamw_", tensor_lr=True),
                       _adam("_fused_adamw_", "float16", amsgrad=True)],
     "_fused_sgd_": [_sgd(), _sgd("float64", first=True), _sgd(momentum=0.0, scaled=True)],
+    "_fused_adagrad_": [_adagrad(), _adagrad("float64", scaled=True), _adagrad(tensor_lr=True)],
 }

@@ -150,6 +150,39 @@ def test_found_inf_skips_the_whole_step_only_at_exactly_one():
         assert unchanged == (value == 1.0)
 
 
+# ----------------------------------------------------------------------------- Adagrad
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [
+    {"lr": 0.1, "lr_decay": 0.03, "weight_decay": 0.07, "eps": 1e-3, "maximize": True},
+    {"lr": 0.05, "lr_decay": 0.0, "weight_decay": 0.0, "eps": 1e-10, "maximize": False},
+])
+@pytest.mark.parametrize("extra", ["none", "grad_scale", "found_inf", "tensor_lr"])
+def test_fused_adagrad_primitive_is_bitwise_torch(dtype, kwargs, extra):
+    """Ember's ``_fused_adagrad_`` gives torch's bits: tensors of several sizes (vector
+    bodies and remainders, one past the size the native loop threads from), different
+    steps, a scale, a skipped step, a tensor lr."""
+    rng = np.random.default_rng(1)
+    sizes, steps = [1, 7, 8, 37, 300001], [1.0, 2.0, 5.0, 5.0, 11.0]
+    data = [[rng.standard_normal(n) for n in sizes] for _ in range(3)]
+    data[2] = [np.abs(x) for x in data[2]]
+    scale = {"grad_scale": 4.0} if extra == "grad_scale" else \
+        {"found_inf": 1.0} if extra == "found_inf" else {}
+    out = []
+    for lib, fn in ((torch, torch._fused_adagrad_), (ember, ember._fused_adagrad_)):
+        dt = getattr(lib, dtype)
+        p, g, s = ([lib.tensor(x, dtype=lib.float64).to(dt) for x in xs] for xs in data)
+        st = [lib.tensor(v) for v in steps]
+        kw = {**kwargs, **{k: lib.tensor(v) for k, v in scale.items()}}
+        if extra == "tensor_lr":
+            kw["lr"] = lib.tensor(kw["lr"])
+        fn(p, g, s, st, **kw)
+        out.append([x.to(lib.float64).numpy() for x in p + g + s])
+    for t, e in zip(*out):
+        np.testing.assert_array_equal(e, t)
+
+
+
 # ----------------------------------------------------------------------------- native
 
 def _mixed_update(dtypes, seed):
@@ -173,7 +206,8 @@ def _mixed_update(dtypes, seed):
 
 
 @needs_compiler
-@pytest.mark.parametrize("name", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_"])
+@pytest.mark.parametrize("name", ["_fused_adam_", "_fused_adamw_", "_fused_sgd_",
+                                  "_fused_adagrad_"])
 @pytest.mark.parametrize("amsgrad_or_nesterov", [False, True])
 @pytest.mark.parametrize("scaled_and_maximized", [False, True])
 def test_native_loops_give_their_references_bits_at_one_thread_and_two(
@@ -186,6 +220,8 @@ def test_native_loops_give_their_references_bits_at_one_thread_and_two(
     if name == "_fused_sgd_":
         params = dict(weight_decay=0.01, momentum=0.9, dampening=0.1,
                       nesterov=amsgrad_or_nesterov, maximize=scaled, is_first_step=False)
+    elif name == "_fused_adagrad_":
+        params = dict(lr_decay=0.01, weight_decay=0.1 * amsgrad, eps=1e-10, maximize=scaled)
     else:
         params = dict(beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8, amsgrad=amsgrad,
                       maximize=scaled)
@@ -193,8 +229,8 @@ def test_native_loops_give_their_references_bits_at_one_thread_and_two(
     for run, threads in (("reference", None), ("native", 1), ("native", 2)):
         p, g, m, v, x = _mixed_update(dtypes, 0)
         steps = [np.full((), 3.0, np.float32) for _ in p]
-        operands = [p, g, m] if name == "_fused_sgd_" else [p, g, m, v, x if amsgrad else [],
-                                                             steps]
+        operands = [p, g, m] if name == "_fused_sgd_" else [p, g, v, steps] \
+            if name == "_fused_adagrad_" else [p, g, m, v, x if amsgrad else [], steps]
         kernel = op.forward if run == "reference" else op.table["cpu"]
         before = ember.get_num_threads()
         try:
@@ -202,7 +238,8 @@ def test_native_loops_give_their_references_bits_at_one_thread_and_two(
             assert kernel(*operands, 0.01, scale, None, **params) is None
         finally:
             ember.set_num_threads(before)
-        results.append([a for written in operands[:5] for a in written])
+        results.append([a for written in operands[:5] for a in written
+                        if written is not steps])
     for a, b, c in zip(*results):
         assert same(b, a) and same(c, a)
 

@@ -44,6 +44,7 @@ from .ops import (
     foreach,
     foreach_pointwise,
     foreach_unary,
+    fused_adagrad,
     fused_optimizers,
     fused_updates,
     gather_scatter,
@@ -55,6 +56,7 @@ from .ops import (
     minmax,
     normalization,
     norms,
+    optimizer_steps,
     pointwise,
     pooling,
     products,
@@ -83,7 +85,8 @@ OP_MODULES: tuple[ModuleType, ...] = (
     transposing, strided, joining, splitting, rearranging, indexing, gather_scatter, masked,
     products, contraction, embedding, dropout, attention, channel_norms,
     einsum_contraction, convolution, pooling, adaptive_pooling, interpolation, activations,
-    losses, fused_optimizers, foreach, foreach_unary, foreach_pointwise, recurrent)
+    losses, fused_optimizers, fused_adagrad, optimizer_steps, foreach, foreach_unary,
+    foreach_pointwise, recurrent)
 
 
 def _install(modules: tuple[ModuleType, ...]) -> list[str]:

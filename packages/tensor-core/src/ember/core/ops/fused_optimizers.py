@@ -125,6 +125,12 @@ def bias_corrections(state_steps: list[Any], lr: float, beta1: float, beta2: flo
     return [known[v][0] for v in values], [known[v][1] for v in values]
 
 
+def decayed_lrs(state_steps: list[Any], lr: float, lr_decay: float) -> list[float]:
+    """Adagrad's lr of each tensor, ``lr / (1 + (step - 1) * lr_decay)``, in double from its
+    step."""
+    return [lr / (1.0 + (_item(step) - 1.0) * lr_decay) for step in state_steps]
+
+
 def _flat(a: Any, work: Any) -> Any:
     return a.reshape(-1).astype(work)
 

@@ -25,12 +25,15 @@ from .fused_optimizers import (
     FUSED_SGD_,
     _item,
     bias_corrections,
+    decayed_lrs,
     grad_scale_of,
     remainders,
     skipped,
 )
 
-_SOURCE = r"""
+# what every native optimizer step shares: includes, no contraction, the chunks of the
+# tensors taken by the threads (also fused_steps_native's)
+PRELUDE = r"""
 #include <math.h>
 #include <stdint.h>
 #ifdef _OPENMP
@@ -87,6 +90,8 @@ static int omp_get_num_threads(void) { return 1; }
         }                                                                              \
     }
 
+"""
+_SOURCE = PRELUDE + r"""
 /* rest: torch's scalar remainder, where its compiler fused the second moment's other
    product (and the momentum's); l2: Adam's weight decay added to the gradient */
 #define UPDATES(T, S, FMA, SQRT)                                                       \
@@ -175,13 +180,47 @@ void sgd_##S(void **p, void **g, void **b, const int64_t *counts, int64_t n,    
 
 UPDATES(float, f32, fmaf, sqrtf)
 UPDATES(double, f64, fma, sqrt)
+
+/* Adagrad: the weight decay and the sum of squares fused multiply-adds, the step divided
+   apart; clrs: each tensor's decayed lr */
+#define ADAGRAD(T, S, FMA, SQRT)                                                       \
+INLINE void adagrad_span_##S(int64_t from, int64_t to, const int l2, T *restrict p,    \
+                             T *restrict g, T *restrict s, const T sign, const T wd,    \
+                             const T eps, const T clr) {                               \
+    _Pragma("omp simd")                                                                \
+    for (int64_t i = from; i < to; ++i) {                                              \
+        T gi = g[i] * sign;                                                            \
+        if (l2) gi = FMA(p[i], wd, gi);                                                \
+        const T si = FMA(gi, gi, s[i]);                                                \
+        s[i] = si;                                                                     \
+        p[i] = p[i] - clr * gi / (SQRT(si) + eps);                                     \
+    }                                                                                  \
+}                                                                                      \
+                                                                                       \
+void adagrad_##S(void **p, void **g, void **s, const int64_t *counts,                  \
+                 const double *clrs, int64_t n, double weight_decay, double eps,       \
+                 int maximize, int scaled, double grad_scale, int threads) {           \
+    const int l2 = weight_decay != 0;                                                  \
+    const T scale = (T)grad_scale, sign = (T)(maximize ? -1 : 1);                      \
+    const T wd = (T)weight_decay, e = (T)eps;                                          \
+    CHUNKS(                                                                            \
+        if (l2) { adagrad_span_##S(from, to, 1, pt, gt, st, sign, wd, e, clr); }       \
+        else { adagrad_span_##S(from, to, 0, pt, gt, st, sign, wd, e, clr); },         \
+        T *pt = (T *)p[t], *gt = (T *)g[t], *st = (T *)s[t];                           \
+        const T clr = (T)clrs[t];)                                                     \
+}
+
+ADAGRAD(float, f32, fmaf, sqrtf)
+ADAGRAD(double, f64, fma, sqrt)
 """
 _P, _TABLE, _I64, _D, _I = (ctypes.c_void_p, native.POINTERS, ctypes.c_int64, ctypes.c_double,
                             ctypes.c_int)
 _ADAM = [_TABLE] * 5 + [_P, _P, _I64] + [_D] * 5 + [_I] * 4 + [_D, _I]
 _SGD = [_TABLE] * 3 + [_P, _I64] + [_D] * 4 + [_I] * 4 + [_D, _I]
+_ADAGRAD = [_TABLE] * 3 + [_P, _P, _I64, _D, _D, _I, _I, _D, _I]
 _KERNELS = native.Kernels(_SOURCE, {"adam_f32": _ADAM, "adam_f64": _ADAM, "sgd_f32": _SGD,
-                                    "sgd_f64": _SGD})
+                                    "sgd_f64": _SGD, "adagrad_f32": _ADAGRAD,
+                                    "adagrad_f64": _ADAGRAD})
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _WORK = {_F32: "f32", _F64: "f64"}
 
@@ -219,13 +258,20 @@ def _counts(arrays: list[Any], tails: list[int], members: list[int]) -> Any:
     return np.array([a.size for a in arrays] + [tails[i] for i in members], np.int64)
 
 
-def _launch(name: str, lists: list[list[Any]], written: list[bool],
-            call: Callable[[Any, list[list[Any]], list[int]], None]) -> None:
-    """``call(fn, arrays, members)`` for each native loop's group; its copies written back."""
+def launch(kernels: native.Kernels, name: str, lists: list[list[Any]], written: list[bool],
+           call: Callable[[Any, list[list[Any]], list[int]], None]) -> None:
+    """``call(fn, arrays, members)`` for each native loop's group (``fn``: the function
+    ``<name>_f32`` or ``_f64`` of ``kernels``); its copies written back."""
     for suffix, members, arrays, copies in _groups(lists, written):
-        call(_KERNELS(f"{name}_{suffix}"), arrays, members)
+        call(kernels(f"{name}_{suffix}"), arrays, members)
         for target, copy in copies:
             np.copyto(target, copy, casting="unsafe")
+
+
+def built() -> bool:
+    """Whether the native kernels are compiled and loaded (compiling them on first call):
+    the optimizers take their fused path by default only where they are."""
+    return _KERNELS("adam_f32") is not None
 
 
 def _adam_kernel(adamw: bool) -> Callable[..., None]:
@@ -256,7 +302,7 @@ def _adam_kernel(adamw: bool) -> Callable[..., None]:
                native.get_num_threads())
 
         lists = [self, grads, exp_avgs, exp_avg_sqs] + [max_exp_avg_sqs] * bool(amsgrad)
-        _launch("adam", lists, [True, scale is not None, True, True, True], call)
+        launch(_KERNELS, "adam", lists, [True, scale is not None, True, True, True], call)
         return None
 
     return kernel
@@ -283,8 +329,38 @@ def _sgd_kernel(self: list[Any], grads: list[Any], momentum_buffer_list: list[An
            int(scale is not None), 1.0 if scale is None else scale, native.get_num_threads())
 
     lists = [self, grads] + [momentum_buffer_list] * (momentum != 0)
-    _launch("sgd", lists, [True, scale is not None, True], call)
+    launch(_KERNELS, "sgd", lists, [True, scale is not None, True], call)
     return None
+
+
+def adagrad_kernel(reference: Callable[..., None]) -> Callable[..., None]:
+    """The CPU kernel of ``_fused_adagrad_`` (``fused_adagrad`` registers it), ``reference``
+    where the native loops are not built."""
+
+    def kernel(self: list[Any], grads: list[Any], state_sums: list[Any],
+               state_steps: list[Any], lr: Any, grad_scale: Any, found_inf: Any, *,
+               lr_decay: float, weight_decay: float, eps: float, maximize: bool) -> None:
+        if _KERNELS("adagrad_f32") is None:
+            return reference(self, grads, state_sums, state_steps, lr, grad_scale, found_inf,
+                             lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+                             maximize=maximize)
+        if skipped(found_inf):
+            return None
+        scale = grad_scale_of(grad_scale)
+        clrs = decayed_lrs(state_steps, _item(lr), lr_decay)
+
+        def call(fn: Any, arrays: list[list[Any]], members: list[int]) -> None:
+            p, g, s = arrays
+            fn(p, g, s, _counts(p, [0] * len(self), members),
+               np.array([clrs[i] for i in members]), len(p), weight_decay, eps, int(maximize),
+               int(scale is not None), 1.0 if scale is None else scale,
+               native.get_num_threads())
+
+        launch(_KERNELS, "adagrad", [self, grads, state_sums],
+               [True, scale is not None, True], call)
+        return None
+
+    return kernel
 
 
 FUSED_ADAM_.register_kernel("cpu", _adam_kernel(False))
