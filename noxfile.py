@@ -40,6 +40,7 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "tensor-core": (),
     "autograd": ("tensor-core",),
     "nn": ("tensor-core", "autograd"),
+    "optim": ("tensor-core", "autograd", "nn"),
 }
 
 # Scripts in bench/ that need a CUDA device start with this: `gpu` runs them, `bench` the rest.

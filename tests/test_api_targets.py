@@ -203,3 +203,52 @@ def test_nn_names_as_the_programs_use_them():
         np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
     assert ember.nn.utils.clip_grad_norm_ and ember.nn.Parameter
+
+
+def _nanogpt_optimizer(lib, model):
+    """nanoGPT's configure_optimizers: AdamW over two groups with their own weight decay,
+    ``fused`` looked up in the signature, then training steps with the lr written into the
+    groups, a StepLR, gradient clipping and a GradScaler that is off (as on a CPU)."""
+    import inspect
+
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}]
+    fused = "fused" in inspect.signature(lib.optim.AdamW).parameters
+    opt = lib.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), fused=False)
+    sched = lib.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    scaler = lib.cuda.amp.GradScaler(enabled=False)
+    x = _data(lib, 4, 8)
+    losses = []
+    for it in range(4):
+        for group in opt.param_groups:
+            group["lr"] = 6e-4 * (it + 1) / 4
+        with lib.amp.autocast(device_type="cpu", dtype=lib.bfloat16, enabled=False):
+            loss = model(x).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+        sched.step()
+        losses.append(loss.item())
+    state = opt.state_dict()
+    opt.load_state_dict(state)
+    adadelta = lib.optim.Adadelta(model.parameters(), lr=1.0)
+    adam = lib.optim.Adam(model.parameters(), lr=1e-3)
+    return fused, losses, sched.get_last_lr(), sorted(state["state"][0]), \
+        [type(o).__name__ for o in (adadelta, adam)]
+
+
+def test_optim_names_as_the_programs_use_them():
+    torch_model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(),
+                                      torch.nn.Linear(8, 2))
+    ember_model = ember.nn.Sequential(ember.nn.Linear(8, 8), ember.nn.GELU(),
+                                      ember.nn.Linear(8, 2))
+    ember_model.load_state_dict({k: ember.tensor(v.numpy())
+                                 for k, v in torch_model.state_dict().items()})
+    want = _nanogpt_optimizer(torch, torch_model)
+    got = _nanogpt_optimizer(ember, ember_model)
+    assert got[0] == want[0] and got[2:] == want[2:]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)

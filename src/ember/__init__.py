@@ -4,19 +4,40 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-# Importing autograd installs its steps into tensor-core's dispatcher; nn and utils.data
-# are the layers above it, reachable as torch's top level has them (torch.nn,
-# torch.utils.data).
+# Importing autograd installs its steps into tensor-core's dispatcher; nn, utils.data,
+# optim and amp are the layers above it, reachable as torch's top level has them (torch.nn,
+# torch.utils.data, torch.optim, torch.amp and torch.autocast).
 import ember.utils.data  # noqa: E402,F401
 from ember import (  # noqa: E402,F401
     accelerator,
+    amp,
     backends,
+    cpu,
     cuda,
     func,
     library,
     nn,
+    optim,
     overrides,
     profiler,
+)
+from ember.amp import autocast  # noqa: E402,F401
+from ember.amp.autocast_mode import (  # noqa: E402,F401
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+    set_autocast_gpu_dtype,
 )
 from ember.autograd import (  # noqa: E402,F401
     enable_grad,

@@ -6,8 +6,10 @@ from ember.core import device as _device
 from ember.core import random as _random
 from ember.core.device import cuda_available, device_count
 
-__all__ = ["is_available", "device_count", "current_device", "is_bf16_supported", "manual_seed",
-           "manual_seed_all", "synchronize", "empty_cache", "get_device_name"]
+from . import amp
+
+__all__ = ["amp", "is_available", "device_count", "current_device", "is_bf16_supported",
+           "manual_seed", "manual_seed_all", "synchronize", "empty_cache", "get_device_name"]
 
 
 def is_available() -> bool:
