@@ -1,7 +1,7 @@
 """The fused optimizer updates under grad mode, as torch's: they have no derivative and no
 autograd kernel, so a leaf that requires grad is written without the in-place refusal
 (torch's optimizers call them under no_grad), stays a leaf, and a tensor with a history
-keeps it."""
+keeps it; the in-place foreach ops, which torch differentiates, refuse it."""
 
 from __future__ import annotations
 
@@ -37,3 +37,15 @@ def test_the_updates_write_what_requires_grad_without_recording_as_torch_does():
         np.testing.assert_array_equal(made.detach().numpy(), made_t.detach().numpy())
         assert leaf.is_leaf and leaf.requires_grad and leaf.grad_fn is None
         assert type(made.grad_fn).__name__ == type(made_t.grad_fn).__name__ == "MulBackward0"
+
+
+def test_an_in_place_foreach_op_refuses_a_leaf_that_requires_grad_as_torch():
+    """Unlike the fused updates, torch's foreach ops are differentiable: in grad mode the
+    in-place ones refuse a leaf that requires grad, as the per-tensor ops do."""
+    messages = []
+    for lib in (torch, E):
+        with np.testing.assert_raises(RuntimeError) as info:
+            lib._foreach_add_([lib.ones(2, requires_grad=True)], 1.0)
+        assert type(info.exception) is RuntimeError
+        messages.append(str(info.exception))
+    assert messages[0] == messages[1]

@@ -133,9 +133,11 @@ def _kernel(step: Step, kernels: native.Kernels) -> Callable[..., None]:
     return kernel
 
 
-def install(steps: list[Step]) -> None:
-    """Compile (at first use) and register the native loops of ``steps``' primitives."""
+def install(steps: list[Step]) -> native.Kernels:
+    """Register the native loops of ``steps``' primitives (compiled at their first call);
+    the functions ``<name>_f32`` and ``<name>_f64`` of the returned kernels."""
     kernels = native.Kernels(_source(steps), {
         f"{step.name}_{S}": _signature(step) for step in steps for _, S, *_ in _TYPES})
     for step in steps:
         step.op[0].register_kernel("cpu", _kernel(step, kernels))
+    return kernels

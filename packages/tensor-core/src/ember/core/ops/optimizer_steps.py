@@ -261,4 +261,4 @@ _fused_rmsprop_, _fused_adadelta_, _fused_adamax_, _fused_nadam_, _fused_radam_,
 
 from . import fused_steps_native  # noqa: E402
 
-fused_steps_native.install(STEPS)
+NATIVE = fused_steps_native.install(STEPS)
