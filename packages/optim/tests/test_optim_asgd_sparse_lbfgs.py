@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from optim_oracle import (
+    STEPS,
     Pair,
     assert_params_close,
     check_optimizer,
@@ -179,27 +180,43 @@ def test_sparse_adam_refuses_complex_parameters_as_torch():
                            "support complex parameters")
 
 
-def test_sparse_adam_refuses_dense_gradients_as_torch():
-    for lib, optim in ((torch, torch.optim), (ec, eoptim)):
-        a, b = _params(lib, torch.float32, torch.float32)
-        opt = optim.SparseAdam([a, b], lr=0.1)
-        calls = []
+def _embedding_run(nn, optim, make, kwargs, weight, batches):
+    """An embedding of a few rows trained by SparseAdam (``nn.Embedding(sparse=True)``:
+    torch's gradients sparse, Ember's dense, the rows looked up holding them); the weights
+    after each step."""
+    emb = nn.Embedding(*weight.shape, sparse=True)
+    emb.weight.data = make(weight.copy())
+    opt = optim.SparseAdam(emb.parameters(), **kwargs)
+    course = []
+    for ids in batches:
+        opt.zero_grad()
+        out = emb(make(np.array(ids)))
+        ((out * out).sum() * 0.5).backward()
+        opt.step()
+        course.append(np.array(emb.weight.detach().numpy()))
+    return course, opt
 
-        def closure(p=b):
-            calls.append(1)
-            loss = (p * p).sum()
-            loss.backward()
-            return loss
 
-        # no gradient at all: nothing to refuse, the closure's loss comes back
-        assert float(opt.step(lambda p=a: (p * p).sum())) == 2.0
-        with pytest.raises(RuntimeError) as info:
-            opt.step(closure)
-        assert type(info.value) is RuntimeError and calls == [1]
-        assert str(info.value) == ("SparseAdam does not support dense gradients, please "
-                                   "consider Adam instead")
-        assert len(opt.state) == 0 and a.grad is None
-        np.testing.assert_array_equal(np.array(b.detach().numpy()), [1.0, 1.0])
+@pytest.mark.parametrize("kwargs", [{"lr": 0.1}, {"lr": 0.05, "betas": (0.8, 0.99)},
+                                    {"lr": 0.02, "eps": 1e-3, "maximize": True}])
+def test_sparse_adam_updates_the_rows_looked_up_as_torch(kwargs):
+    """20 steps over batches that leave rows out: only the rows looked up (and their
+    moments) move, as torch's SparseAdam moves them on its sparse gradients."""
+    rng = np.random.default_rng(3)
+    weight = rng.normal(0, 1, (7, 3)).astype(np.float32)
+    batches = [rng.integers(0, 5, size=4).tolist() for _ in range(STEPS)]
+    theirs, topt = _embedding_run(torch.nn, torch.optim, torch.from_numpy, kwargs, weight,
+                                  batches)
+    ours, eopt = _embedding_run(enn, eoptim, ec.from_numpy, kwargs, weight, batches)
+    for step, (t, e) in enumerate(zip(theirs, ours)):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6, err_msg=f"step {step}")
+    np.testing.assert_array_equal(ours[-1][5:], weight[5:])  # never looked up
+    tsd, esd = topt.state_dict(), to_torch(eopt.state_dict())
+    assert esd["param_groups"] == tsd["param_groups"]
+    assert esd["state"][0]["step"] == tsd["state"][0]["step"] == STEPS
+    for key in ("exp_avg", "exp_avg_sq"):
+        torch.testing.assert_close(esd["state"][0][key], tsd["state"][0][key], rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_sparse_adam_state_dict_of_torch_sparse_run_crosses():
