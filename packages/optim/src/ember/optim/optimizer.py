@@ -20,7 +20,7 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-from ember.autograd import no_grad, set_grad_enabled
+from ember.autograd import enable_grad, no_grad, set_grad_enabled
 from ember.core import Tensor, float32, float64, get_default_dtype
 from ember.nn.modules.hooks import RemovableHandle, add_hook
 from ember.profiler import record_function
@@ -308,6 +308,15 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once; ``closure`` re-evaluates the model and returns the loss."""
         raise NotImplementedError
+
+    @staticmethod
+    def _evaluate(closure: Callable[[], Any] | None) -> Any:
+        """What a step does first: the closure's loss, with gradients enabled (None without
+        a closure)."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own options (the defaults fill the rest)."""

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import core
-from ember.autograd import enable_grad
 from ember.core import Tensor
 
 from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
@@ -127,10 +126,7 @@ class RMSprop(Optimizer):
     @use_grad_for_differentiable
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             params: list[Tensor] = []
             grads: list[Tensor] = []

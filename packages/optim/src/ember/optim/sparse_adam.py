@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ember import core
-from ember.autograd import enable_grad, no_grad
+from ember.autograd import no_grad
 from ember.core import Tensor
 
 from .optimizer import Optimizer
@@ -60,10 +60,7 @@ class SparseAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One masked Adam step of the rows each gradient holds; ``closure`` re-evaluates
         the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            with enable_grad():
-                loss = closure()
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr = float(group["lr"])
