@@ -1,5 +1,6 @@
 """Adadelta and Rprop against torch.optim: every path, option combinations, tensor lr,
-groups, float64, state (``step`` included), state dicts, differentiable steps, errors."""
+groups, float64, complex parameters, state (``step`` included), state dicts, differentiable
+steps, errors."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from test_optim_rmsprop_adagrad import (
     PATHS,
     assert_raises_as_torch,
     assert_state_matches,
+    check_complex_as_torch,
     differentiable_results,
 )
 
@@ -99,3 +101,15 @@ def test_capturable_on_cpu_raises_as_torch(name, path):
 @pytest.mark.parametrize("name", NAMES)
 def test_foreach_refuses_differentiable_as_torch(name):
     assert_raises_as_torch(name, {"foreach": True, "differentiable": True}, step=True)
+
+
+# Rprop's sign of ``grad * prev`` and its step sizes (``lr`` in both components) are taken
+# per real component, as torch's ``view_as_real`` makes them
+COMPLEX = [("Adadelta", ADADELTA[0]), ("Adadelta", ADADELTA[3]), ("Rprop", RPROP[0]),
+           ("Rprop", RPROP[2]), ("Rprop", RPROP[3])]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("name, options", COMPLEX, ids=[f"{n}-{o}" for n, o in COMPLEX])
+def test_complex_parameters_as_torch(name, options, path):
+    check_complex_as_torch(name, {**options, **path})

@@ -1,5 +1,5 @@
-"""ASGD, SparseAdam and LBFGS against torch.optim: paths, options, groups, float64, state
-dicts, errors.
+"""ASGD, SparseAdam and LBFGS against torch.optim: paths, options, groups, float64, complex
+parameters, state dicts, errors.
 
 LBFGS runs many closure evaluations per step and its iteration amplifies rounding (a 1-ulp
 change of torch's own starting weights moves torch's float32 result by ~1e-5 within two or
@@ -364,3 +364,54 @@ def test_lbfgs_refusals_as_torch():
     _raises_as_torch(lambda lib, optim: optim.LBFGS(_params(lib, torch.float32),
                                                     lr=lib.tensor([1.0, 2.0])),
                      "Tensor lr must be 1-element")
+
+
+def _complex_lbfgs_run(lib, optim, dtype, options, steps):
+    """LBFGS over two complex parameters (a 0-d one too), a real one and a complex one the
+    loss leaves out (no gradient): the parameters and ``d`` after each step."""
+    g = np.random.RandomState(5)
+    cdtype, rdtype = {"complex64": (lib.complex64, lib.float32),
+                      "complex128": (lib.complex128, lib.float64)}[dtype]
+    values = [g.randn(3, 2) + 1j * g.randn(3, 2), np.array(0.5 - 0.25j), g.randn(4),
+              g.randn(2) + 1j * g.randn(2)]
+    ps = [lib.tensor(v, dtype=rdtype if v.dtype.kind == "f" else cdtype, requires_grad=True)
+          for v in values]
+    centres = [lib.tensor(g.randn(*v.shape) + 1j * g.randn(*v.shape), dtype=cdtype)
+               for v in values[:2]]
+    opt = optim.LBFGS(ps, **options)
+
+    def closure():
+        opt.zero_grad()
+        loss = ps[2].pow(2).sum() * 0.5
+        for p, c in zip(ps[:2], centres):
+            diff = (p - c).abs()
+            loss = loss + (diff ** 2).sum() + 0.25 * (diff ** 4).sum()
+        loss.backward()
+        return loss
+
+    course = []
+    for _ in range(steps):
+        opt.step(closure)
+        state = opt.state[ps[0]]
+        course.append(([p.detach().numpy().copy() for p in ps], state["d"].numpy().copy(),
+                       (state["func_evals"], state["n_iter"], len(state["old_dirs"]))))
+    return course
+
+
+@pytest.mark.parametrize("dtype, steps, rtol, atol", [("complex128", 20, 1e-9, 1e-10),
+                                                      ("complex64", 2, 1e-5, 1e-6)])
+@pytest.mark.parametrize("options", LBFGS_OPTIONS[:4], ids=str)
+def test_lbfgs_complex_parameters_as_torch(options, dtype, steps, rtol, atol):
+    # torch flattens a complex parameter (and its gradient) as its interleaved real and
+    # imaginary components, so dot products and line searches run over those real numbers
+    if dtype == "complex64":
+        options = {**options, "max_iter": min(options.get("max_iter", 20), 3)}
+    expected = _complex_lbfgs_run(torch, torch.optim, dtype, options, steps)
+    actual = _complex_lbfgs_run(ec, eoptim, dtype, options, steps)
+    for (e_params, e_d, e_course), (a_params, a_d, a_course) in zip(expected, actual):
+        assert a_course == e_course
+        assert a_d.shape == e_d.shape and a_d.dtype == e_d.dtype
+        np.testing.assert_allclose(a_d, e_d, rtol=rtol, atol=atol)
+        for a, e in zip(a_params, e_params):
+            assert a.dtype == e.dtype
+            np.testing.assert_allclose(a, e, rtol=rtol, atol=atol)

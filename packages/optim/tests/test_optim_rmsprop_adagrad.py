@@ -1,5 +1,6 @@
 """RMSprop and Adagrad against torch.optim: every path, option combinations, tensor lr,
-groups, float64, state (``step`` included), state dicts, differentiable steps, errors.
+groups, float64, complex parameters, state (``step`` included), state dicts, differentiable
+steps, errors.
 
 The learning rates are moderate on purpose: torch's CPU kernels round ``add(alpha=)``,
 ``addcmul`` and ``lerp`` as fused multiply-adds and Ember's core does not yet, a 1-ulp
@@ -177,3 +178,63 @@ def test_adagrad_state_exists_before_the_first_step_as_torch():
     assert sorted(esd["state"][0]) == sorted(tsd["state"][0]) == ["step", "sum"]
     assert esd["state"][0]["step"].dtype == ec.float32 and esd["state"][0]["step"].dim() == 0
     np.testing.assert_array_equal(esd["state"][0]["sum"].numpy(), tsd["state"][0]["sum"].numpy())
+
+
+def complex_run(lib, optim, name, kwargs, steps):
+    """``steps`` steps over a complex parameter, a 0-d complex one and a real one in one
+    group, with fixed gradients: the parameters and the state dict's tensors."""
+    g = np.random.RandomState(3)
+    values = [g.randn(3, 2) + 1j * g.randn(3, 2), np.array(0.5 - 0.25j), g.randn(4)]
+    grads = [[g.randn(*v.shape) + 1j * g.randn(*v.shape) if v.dtype.kind == "c"
+              else g.randn(*v.shape) for v in values] for _ in range(steps)]
+    dtypes = [lib.complex64, lib.complex64, lib.float32]
+    ps = [lib.tensor(v, dtype=d, requires_grad=True) for v, d in zip(values, dtypes)]
+    opt = getattr(optim, name)(ps, **kwargs)
+    for step_grads in grads:
+        for p, gr, d in zip(ps, step_grads, dtypes):
+            p.grad = lib.tensor(gr, dtype=d)
+        opt.step()
+    state = {(k, key): v.numpy().copy()
+             for k, s in opt.state_dict()["state"].items() for key, v in s.items()}
+    return [p.detach().numpy().copy() for p in ps], state
+
+
+def check_complex_as_torch(name, kwargs, steps=20):
+    """torch steps complex parameters (and their state) through ``view_as_real``: the same
+    real arithmetic, so both components of every state tensor agree too."""
+    (t_params, t_state) = complex_run(torch, torch.optim, name, kwargs, steps)
+    (e_params, e_state) = complex_run(ec, eoptim, name, kwargs, steps)
+    for e, t in zip(e_params, t_params):
+        assert e.dtype == t.dtype and e.shape == t.shape
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+    assert sorted(e_state) == sorted(t_state)
+    for key, t in t_state.items():
+        e = e_state[key]
+        assert e.dtype == t.dtype and e.shape == t.shape, key
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6, err_msg=str(key))
+
+
+COMPLEX = [("RMSprop", RMSPROP[0]), ("RMSprop", RMSPROP[3]), ("RMSprop", RMSPROP[4]),
+           ("Adagrad", ADAGRAD[1]), ("Adagrad", ADAGRAD[3])]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=PATH_IDS)
+@pytest.mark.parametrize("name, options", COMPLEX, ids=[f"{n}-{o}" for n, o in COMPLEX])
+def test_complex_parameters_as_torch(name, options, path):
+    check_complex_as_torch(name, {**options, **path})
+
+
+def test_adagrad_fused_refuses_complex_parameters_as_torch():
+    errors = []
+    for lib, optim in ((torch, torch.optim), (ec, eoptim)):
+        p = lib.zeros(2, dtype=lib.complex64, requires_grad=True)
+        p.grad = lib.ones(2, dtype=lib.complex64)
+        try:
+            optim.Adagrad([p], fused=True).step()
+        except RuntimeError as error:
+            errors.append(error)
+    assert len(errors) == 2 and type(errors[1]) is type(errors[0])
+    assert str(errors[1]).startswith("`fused=True` requires all the params to be floating "
+                                     "point Tensors of supported devices: ")
+    # the list of devices with fused kernels is Ember's own; the rest is torch's message
+    assert str(errors[1]).split("] but ")[1] == str(errors[0]).split("] but ")[1]

@@ -1,5 +1,6 @@
 """torch.optim.Adadelta: steps scaled by the ratio of running root-mean-squares of past
-updates and of gradients, on the per-parameter and multi-tensor paths."""
+updates and of gradients, on the per-parameter and multi-tensor paths (complex parameters
+through real views, as torch's ``view_as_real``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from ember.core import Tensor
 
 from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_capturable,
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
     to_scalar,
 )
-from .rmsprop import check_real, check_state_steps, new_step, steps_to_tensors
+from .rmsprop import check_state_steps, new_step, steps_to_tensors
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -128,7 +131,6 @@ def _single_tensor_adadelta(params: list[Tensor], grads: list[Tensor],
                             capturable: bool, has_complex: bool) -> None:
     if capturable:
         check_capturable(params, state_steps, supports_xla=False)
-    check_real("Adadelta", has_complex)
     lr = to_scalar(lr)
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs,
                                                         acc_deltas, state_steps):
@@ -136,6 +138,9 @@ def _single_tensor_adadelta(params: list[Tensor], grads: list[Tensor],
         grad = grad if not maximize else -grad
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
+        if param.is_complex():
+            param, grad = as_real(param), as_real(grad)
+            square_avg, acc_delta = as_real(square_avg), as_real(acc_delta)
         square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_()
@@ -157,12 +162,13 @@ def _multi_tensor_adadelta(params: list[Tensor], grads: list[Tensor],
         check_capturable(params, state_steps, supports_xla=False)
     if not params:
         return
-    check_real("Adadelta", has_complex)
     lr = to_scalar(lr)
     groups = group_tensors_by_device_and_dtype(
         [params, grads, square_avgs, acc_deltas, state_steps])
     for (device_params, device_grads, device_square_avgs, device_acc_deltas,
          device_steps), _ in groups.values():
+        if has_complex:
+            as_real_lists(device_params, device_grads, device_square_avgs, device_acc_deltas)
         core._foreach_add_(device_steps, 1)
         if maximize:
             device_grads = core._foreach_neg(device_grads)

@@ -1,5 +1,6 @@
 """torch.optim.Adagrad: each step divided by the root of the summed squared gradients, with
-a decaying learning rate, on the per-parameter, multi-tensor and fused paths."""
+a decaying learning rate, on the per-parameter, multi-tensor and fused paths (complex
+parameters through real views, as torch's ``view_as_real``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from ember.core import Tensor
 
 from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_fused_device_dtype,
     default_to_fused_or_foreach,
     get_value,
     group_tensors_by_device_and_dtype,
     to_scalar,
 )
-from .rmsprop import check_real, check_state_steps
+from .rmsprop import check_state_steps
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -27,6 +30,11 @@ def _new_step(p: Tensor, fused: bool | None) -> Tensor:
     if fused:
         return core.zeros((), dtype=scalar_dtype(is_fused=True), device=p.device)
     return core.tensor(0.0, dtype=scalar_dtype())
+
+
+def _initial_sum(p: Tensor, value: float) -> float | complex:
+    """The sums' starting value: ``value`` in both components of a complex parameter."""
+    return complex(value, value) if p.is_complex() else value
 
 
 class Adagrad(Optimizer):
@@ -66,7 +74,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = _new_step(p, group["fused"])
-                state["sum"] = core.full_like(p, initial_accumulator_value)
+                state["sum"] = core.full_like(p, _initial_sum(p, initial_accumulator_value))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -111,7 +119,8 @@ class Adagrad(Optimizer):
                 if group["fused"]:
                     check_fused_device_dtype(p)
                 state["step"] = _new_step(p, group["fused"])
-                state["sum"] = core.full_like(p, self.defaults["initial_accumulator_value"])
+                state["sum"] = core.full_like(
+                    p, _initial_sum(p, self.defaults["initial_accumulator_value"]))
             state_sums.append(state["sum"])
             state_steps.append(state["step"])
         return has_sparse_grad, has_complex
@@ -174,7 +183,6 @@ def _single_tensor_adagrad(params: list[Tensor], grads: list[Tensor],
     if grad_scale is not None or found_inf is not None:
         raise AssertionError("Expected grad_scale and found_inf to be None")
     _check_dense(has_sparse_grad)
-    check_real("Adagrad", has_complex)
     lr = to_scalar(lr)
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t += 1
@@ -183,6 +191,8 @@ def _single_tensor_adagrad(params: list[Tensor], grads: list[Tensor],
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)
+        if param.is_complex():
+            grad, state_sum, param = as_real(grad), as_real(state_sum), as_real(param)
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt() + eps if differentiable else state_sum.sqrt().add_(eps)
         param.addcdiv_(grad, std, value=-clr)
@@ -201,10 +211,11 @@ def _multi_tensor_adagrad(params: list[Tensor], grads: list[Tensor],
     if not params:
         return
     _check_dense(has_sparse_grad)
-    check_real("Adagrad", has_complex)
     lr = to_scalar(lr)
     groups = group_tensors_by_device_and_dtype([params, grads, state_sums, state_steps])
     for (device_params, device_grads, device_sums, device_steps), _ in groups.values():
+        if has_complex:
+            as_real_lists(device_params, device_grads, device_sums)
         if maximize:
             device_grads = core._foreach_neg(device_grads)
         core._foreach_add_(device_steps, 1)

@@ -1,7 +1,7 @@
 """torch.optim.Adam: adaptive moment estimation with AMSGrad, L2 or decoupled weight decay,
 maximization, tensor hyperparameters and capturable steps, on the per-parameter,
-multi-tensor and fused paths. Also the helpers the Adam family shares (capturable device
-checks, complex tensors viewed as real ones)."""
+multi-tensor and fused paths. Also the helpers the Adam family shares (step counters,
+option checks)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from ember.core import Tensor
 
 from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_capturable,
     check_fused_device_dtype,
     default_to_fused_or_foreach,
@@ -22,26 +24,6 @@ from .paths import (
 )
 
 __all__ = ["Adam", "adam"]
-
-_REAL_OF = {core.complex64: core.float32, core.complex128: core.float64}
-
-
-def as_real(t: Tensor) -> Tensor:
-    """A complex tensor as a real view of its components (torch's ``view_as_real`` up to
-    shape: updates that act on each element alike need no more); other tensors as they
-    are."""
-    real = _REAL_OF.get(t.dtype)
-    if real is None:
-        return t
-    return (t.reshape(1) if t.dim() == 0 else t).view(real)
-
-
-def as_real_lists(*lists: list[Tensor]) -> None:
-    """Each complex tensor of the lists replaced, in place, by its real view."""
-    for lst in lists:
-        for i, t in enumerate(lst):
-            lst[i] = as_real(t)
-
 
 def step_tensor(p: Tensor, value: float, on_device: bool, is_fused: bool | None = None
                 ) -> Tensor:

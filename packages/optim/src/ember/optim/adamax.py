@@ -9,9 +9,11 @@ from typing import Any
 from ember import core
 from ember.core import Tensor
 
-from .adam import as_real, as_real_lists, check_common, step_tensor
+from .adam import check_common, step_tensor
 from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_capturable,
     get_value,
     group_tensors_by_device_and_dtype,

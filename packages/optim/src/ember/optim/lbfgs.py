@@ -1,7 +1,8 @@
 """torch.optim.LBFGS: limited-memory BFGS over all parameters flattened into one vector, with
 a fixed step or torch's strong-Wolfe line search, keeping torch's state (``func_evals``,
 ``n_iter``, ``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``,
-``prev_loss``, ``al``) so that state dicts cross.
+``prev_loss``, ``al``) so that state dicts cross. A complex parameter enters the flat vector as
+its interleaved real and imaginary components (torch's ``view_as_real``).
 
 The arithmetic mixes Python floats and 0-d tensors exactly where torch's does, so that every
 comparison that steers the iteration (curvature, Wolfe conditions, tolerances) rounds as
@@ -17,7 +18,7 @@ from ember.autograd import enable_grad, no_grad
 from ember.core import Tensor
 
 from .optimizer import Optimizer
-from .paths import to_scalar
+from .paths import as_real, to_scalar
 
 __all__ = ["LBFGS"]
 
@@ -154,24 +155,23 @@ class LBFGS(Optimizer):
 
     def _numel(self) -> int:
         if self._numel_cache is None:
-            if any(p.is_complex() for p in self._params):
-                # torch flattens complex parameters through view_as_real, which Ember lacks
-                raise NotImplementedError("LBFGS over complex parameters needs view_as_real, "
-                                          "which ember.core does not have yet")
-            self._numel_cache = sum(p.numel() for p in self._params)
+            # a complex parameter counts as its real and imaginary components
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel()
+                                    for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self) -> Tensor:
-        """All gradients as one vector (zeros for parameters without one)."""
-        self._numel()
-        views = [core.zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
-                 else p.grad.reshape(-1) for p in self._params]
+        """All gradients as one real vector (zeros for parameters without one; a complex
+        gradient as its interleaved real and imaginary components)."""
+        views = [as_real(core.zeros(p.numel(), dtype=p.dtype, device=p.device)
+                         if p.grad is None else p.grad.reshape(-1)) for p in self._params]
         return core.cat(views, 0)
 
     def _add_grad(self, step_size: Any, update: Tensor) -> None:
         """The parameters += ``step_size`` * ``update`` (a flat vector)."""
         offset = 0
         for p in self._params:
+            p = as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
             offset += numel

@@ -93,7 +93,7 @@ def use_grad_for_differentiable(step: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(step)
     def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
-        with set_grad_enabled(bool(self.defaults["differentiable"])):
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             return step(self, *args, **kwargs)
 
     return wrapper

@@ -1,18 +1,20 @@
 """What the optimizers' multi-tensor and fused paths share: which path runs by default,
 the check ``fused=True`` makes, grouping tensors by device and dtype, scalar options that
-may be tensors."""
+may be tensors, complex tensors viewed as real ones."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ember import core
 from ember.core import Tensor
 from ember.core.ops import fused_optimizers_native
 
 __all__ = ["default_to_fused_or_foreach", "check_fused_device_dtype",
            "group_tensors_by_device_and_dtype", "to_scalar", "get_value", "pick_path",
-           "run_one_pass", "CAPTURABLE_DEVICES", "check_capturable"]
+           "run_one_pass", "CAPTURABLE_DEVICES", "check_capturable", "as_real",
+           "as_real_lists"]
 
 _FUSED_DEVICES = ["cpu", "cuda"]
 # the device types torch lets ``capturable=True`` run on (read when a step checks them)
@@ -110,3 +112,23 @@ def check_capturable(params: list[Tensor], *others: list[Tensor], supports_xla: 
                 and p.device.type in devices):
             raise AssertionError(f"If capturable=True, {what} must be on supported devices: "
                                  f"{devices}.")
+
+
+_REAL_OF = {core.complex64: core.float32, core.complex128: core.float64}
+
+
+def as_real(t: Tensor) -> Tensor:
+    """A complex tensor as a real view of its components (torch's ``view_as_real`` up to
+    shape: updates that act on each element alike need no more); other tensors as they
+    are."""
+    real = _REAL_OF.get(t.dtype)
+    if real is None:
+        return t
+    return (t.reshape(1) if t.dim() == 0 else t).view(real)
+
+
+def as_real_lists(*lists: list[Tensor]) -> None:
+    """Each complex tensor of the lists replaced, in place, by its real view."""
+    for lst in lists:
+        for i, t in enumerate(lst):
+            lst[i] = as_real(t)

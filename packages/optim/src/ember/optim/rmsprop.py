@@ -1,6 +1,6 @@
 """torch.optim.RMSprop: a moving average of squared gradients divides each step, optionally
 centred (minus the squared mean gradient) and with momentum, on the per-parameter and
-multi-tensor paths."""
+multi-tensor paths (complex parameters through real views, as torch's ``view_as_real``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from ember.core import Tensor
 
 from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_capturable,
     group_tensors_by_device_and_dtype,
     pick_path,
@@ -20,12 +22,6 @@ from .paths import (
 )
 
 __all__ = ["RMSprop", "rmsprop"]
-
-
-def check_real(name: str, has_complex: bool) -> None:
-    """Complex parameters need ``view_as_real``, which Ember does not have yet."""
-    if has_complex:
-        raise RuntimeError(f"{name}: complex parameters are not supported in Ember yet")
 
 
 def check_state_steps(state_steps: list[Any]) -> None:
@@ -183,7 +179,6 @@ def _single_tensor_rmsprop(params: list[Tensor], grads: list[Tensor],
                            lr: Any, alpha: float, eps: float, weight_decay: float,
                            momentum: float, centered: bool, maximize: bool,
                            differentiable: bool, capturable: bool, has_complex: bool) -> None:
-    check_real("RMSprop", has_complex)
     lr = to_scalar(lr)
     for i, param in enumerate(params):
         step = state_steps[i]
@@ -194,16 +189,19 @@ def _single_tensor_rmsprop(params: list[Tensor], grads: list[Tensor],
         step += 1
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
+        is_complex = param.is_complex()
+        if is_complex:
+            param, grad, square_avg = as_real(param), as_real(grad), as_real(square_avg)
         square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
         if centered:
-            grad_avg = grad_avgs[i]
+            grad_avg = as_real(grad_avgs[i]) if is_complex else grad_avgs[i]
             grad_avg.lerp_(grad, 1 - alpha)
             avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
         else:
             avg = square_avg.sqrt()
         avg = avg.add(eps) if differentiable else avg.add_(eps)
         if momentum > 0:
-            buf = momentum_buffer_list[i]
+            buf = as_real(momentum_buffer_list[i]) if is_complex else momentum_buffer_list[i]
             buf.mul_(momentum).addcdiv_(grad, avg)
             param.add_(buf, alpha=-lr)
         else:
@@ -222,12 +220,15 @@ def _multi_tensor_rmsprop(params: list[Tensor], grads: list[Tensor],
         raise AssertionError("_foreach ops don't support autograd")
     if capturable:
         check_capturable(params, state_steps)
-    check_real("RMSprop", has_complex)
     lr = to_scalar(lr)
     groups = group_tensors_by_device_and_dtype(
         [params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps])
     for (device_params, device_grads, device_square_avgs, device_grad_avgs, device_bufs,
          device_steps), _ in groups.values():
+        if has_complex:
+            as_real_lists(device_params, device_grads, device_square_avgs,
+                          *([device_bufs] if momentum > 0 else []),
+                          *([device_grad_avgs] if centered else []))
         if maximize:
             device_grads = core._foreach_neg(device_grads)
         core._foreach_add_(device_steps, 1)

@@ -1,6 +1,6 @@
 """torch.optim.Rprop: per-element step sizes grown where the gradient keeps its sign and
 shrunk where it flips, the step taken along the gradient's sign, on the per-parameter and
-multi-tensor paths."""
+multi-tensor paths (complex parameters through real views, as torch's ``view_as_real``)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,25 @@ from ember.core import Tensor
 
 from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
+    as_real,
+    as_real_lists,
     check_capturable,
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
     to_scalar,
 )
-from .rmsprop import check_real, check_state_steps, new_step, steps_to_tensors
+from .rmsprop import check_state_steps, new_step, steps_to_tensors
 
 __all__ = ["Rprop", "rprop"]
+
+
+def _initial_step_size(p: Tensor, lr: Any) -> Any:
+    """The step sizes' starting value: ``lr``, in both components of a complex parameter
+    (which steps as two independent real numbers)."""
+    if p.is_complex():
+        return complex(float(lr), float(lr))
+    return to_scalar(lr)
 
 
 class Rprop(Optimizer):
@@ -68,7 +78,7 @@ class Rprop(Optimizer):
             if len(state) == 0:
                 state["step"] = new_step(p, group["capturable"])
                 state["prev"] = core.zeros_like(p)
-                state["step_size"] = core.full_like(grad, to_scalar(group["lr"]))
+                state["step_size"] = core.full_like(grad, _initial_step_size(p, group["lr"]))
             prevs.append(state["prev"])
             step_sizes.append(state["step_size"])
             state_steps.append(state["step"])
@@ -141,13 +151,15 @@ def _single_tensor_rprop(params: list[Tensor], grads: list[Tensor], prevs: list[
                          step_size_min: float, step_size_max: float, etaminus: float,
                          etaplus: float, maximize: bool, capturable: bool,
                          differentiable: bool, has_complex: bool) -> None:
-    check_real("Rprop", has_complex)
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         prev, step_size, step = prevs[i], step_sizes[i], state_steps[i]
         if capturable:
             check_capturable([param], [step])
         step += 1
+        if param.is_complex():
+            grad, prev, param, step_size = (as_real(grad), as_real(prev), as_real(param),
+                                            as_real(step_size))
         sign = grad.mul(prev.clone() if differentiable else prev).sign()
         _to_factors(sign, etaminus, etaplus, capturable)
         step_size.mul_(sign).clamp_(step_size_min, step_size_max)
@@ -171,11 +183,12 @@ def _multi_tensor_rprop(params: list[Tensor], grads: list[Tensor], prevs: list[T
         raise AssertionError("_foreach ops don't support autograd")
     if capturable:
         check_capturable(params, state_steps)
-    check_real("Rprop", has_complex)
     groups = group_tensors_by_device_and_dtype([params, grads, prevs, step_sizes, state_steps])
     for (device_params, device_grads, device_prevs, device_step_sizes,
          device_steps), _ in groups.values():
         core._foreach_add_(device_steps, 1)
+        if has_complex:
+            as_real_lists(device_params, device_grads, device_prevs, device_step_sizes)
         signs = core._foreach_mul(device_grads, device_prevs)
         if maximize:
             core._foreach_neg_(signs)
