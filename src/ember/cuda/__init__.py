@@ -6,8 +6,6 @@ from ember.core import device as _device
 from ember.core import random as _random
 from ember.core.device import cuda_available, device_count
 
-from . import amp
-
 __all__ = ["amp", "is_available", "device_count", "current_device", "is_bf16_supported",
            "manual_seed", "manual_seed_all", "synchronize", "empty_cache", "get_device_name"]
 
@@ -71,3 +69,12 @@ def get_device_name(device: str | int | _device | None = None) -> str:
     else:
         index = _device(f"cuda:{device}" if isinstance(device, int) else device).index or 0
     return str(cupy.cuda.runtime.getDeviceProperties(index)["name"].decode())
+
+
+def __getattr__(name: str) -> object:
+    """``ember.cuda.amp``, imported at its first use (it imports ember.amp)."""
+    if name == "amp":
+        import importlib
+
+        return importlib.import_module("ember.cuda.amp")
+    raise AttributeError(f"module 'ember.cuda' has no attribute {name!r}")
