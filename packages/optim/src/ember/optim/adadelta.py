@@ -18,9 +18,11 @@ from .paths import (
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
+    step_tensor,
+    steps_to_tensors,
     to_scalar,
 )
-from .rmsprop import check_state_steps, new_step, steps_to_tensors
+from .rmsprop import check_state_steps
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -70,7 +72,7 @@ class Adadelta(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = new_step(p, group["capturable"])
+                state["step"] = step_tensor(p, 0.0, group["capturable"])
                 state["square_avg"] = core.zeros_like(p)
                 state["acc_delta"] = core.zeros_like(p)
             square_avgs.append(state["square_avg"])

@@ -18,18 +18,12 @@ from .paths import (
     default_to_fused_or_foreach,
     get_value,
     group_tensors_by_device_and_dtype,
+    step_tensor,
     to_scalar,
 )
 from .rmsprop import check_state_steps
 
 __all__ = ["Adagrad", "adagrad"]
-
-
-def _new_step(p: Tensor, fused: bool | None) -> Tensor:
-    """A fresh ``step``: on ``p``'s device in float32 when fused, else a CPU scalar."""
-    if fused:
-        return core.zeros((), dtype=scalar_dtype(is_fused=True), device=p.device)
-    return core.tensor(0.0, dtype=scalar_dtype())
 
 
 def _initial_sum(p: Tensor, value: float) -> float | complex:
@@ -73,7 +67,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = _new_step(p, group["fused"])
+                state["step"] = step_tensor(p, 0.0, bool(group["fused"]), group["fused"])
                 state["sum"] = core.full_like(p, _initial_sum(p, initial_accumulator_value))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -118,7 +112,7 @@ class Adagrad(Optimizer):
             if len(state) == 0:
                 if group["fused"]:
                     check_fused_device_dtype(p)
-                state["step"] = _new_step(p, group["fused"])
+                state["step"] = step_tensor(p, 0.0, bool(group["fused"]), group["fused"])
                 state["sum"] = core.full_like(
                     p, _initial_sum(p, self.defaults["initial_accumulator_value"]))
             state_sums.append(state["sum"])

@@ -11,7 +11,7 @@ from typing import Any
 from ember import core
 from ember.core import Tensor
 
-from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
+from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
     as_real,
     as_real_lists,
@@ -20,19 +20,11 @@ from .paths import (
     default_to_fused_or_foreach,
     get_value,
     group_tensors_by_device_and_dtype,
+    step_tensor,
     to_scalar,
 )
 
 __all__ = ["Adam", "adam"]
-
-def step_tensor(p: Tensor, value: float, on_device: bool, is_fused: bool | None = None
-                ) -> Tensor:
-    """A ``step`` (or similar) counter as torch keeps it: on the parameter's device for
-    capturable or fused groups, on the CPU otherwise."""
-    if on_device:
-        return core.tensor(value, dtype=scalar_dtype(is_fused=is_fused), device=p.device)
-    return core.tensor(value, dtype=scalar_dtype())
-
 
 def check_betas(betas: Any) -> None:
     if not 0.0 <= betas[0] < 1.0:

@@ -9,7 +9,7 @@ from typing import Any
 from ember import core
 from ember.core import Tensor
 
-from .adam import check_common, step_tensor
+from .adam import check_common
 from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
     as_real,
@@ -19,6 +19,8 @@ from .paths import (
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
+    step_tensor,
+    steps_to_tensors,
     to_scalar,
 )
 
@@ -48,11 +50,7 @@ class Adamax(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = step_tensor(p, float(p_state["step"]),
-                                                  group["capturable"])
+        steps_to_tensors(self, "capturable")
 
     def _init_group(self, group: dict[str, Any], params: list[Tensor], grads: list[Tensor],
                     exp_avgs: list[Tensor], exp_infs: list[Tensor],

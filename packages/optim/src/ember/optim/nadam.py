@@ -10,7 +10,7 @@ from typing import Any
 from ember import core
 from ember.core import Tensor
 
-from .adam import check_common, step_tensor
+from .adam import check_common
 from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
     as_real,
@@ -20,6 +20,7 @@ from .paths import (
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
+    step_tensor,
     to_scalar,
 )
 

@@ -11,6 +11,8 @@ from ember import core
 from ember.core import Tensor
 from ember.core.ops import fused_optimizers_native
 
+from .optimizer import scalar_dtype
+
 __all__ = ["default_to_fused_or_foreach", "check_fused_device_dtype",
            "group_tensors_by_device_and_dtype", "to_scalar", "get_value", "pick_path",
            "run_one_pass", "CAPTURABLE_DEVICES", "check_capturable", "as_real",
@@ -132,3 +134,23 @@ def as_real_lists(*lists: list[Tensor]) -> None:
     for lst in lists:
         for i, t in enumerate(lst):
             lst[i] = as_real(t)
+
+
+def step_tensor(p: Tensor, value: float, on_device: bool, is_fused: bool | None = None
+                ) -> Tensor:
+    """A ``step`` (or similar) counter as torch keeps it: on the parameter's device for
+    capturable or fused groups, on the CPU otherwise."""
+    if on_device:
+        return core.tensor(value, dtype=scalar_dtype(is_fused=is_fused), device=p.device)
+    return core.tensor(value, dtype=scalar_dtype())
+
+
+def steps_to_tensors(optimizer: Any, on_device_key: str | None) -> None:
+    """Old state dicts kept ``step`` as a number; make it a tensor as torch does (on the
+    parameter's device where the group's ``on_device_key`` option is set)."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p_state = optimizer.state.get(p, [])
+            if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                p_state["step"] = step_tensor(p, float(p_state["step"]),
+                                              bool(on_device_key and group[on_device_key]))

@@ -10,14 +10,17 @@ from typing import Any
 from ember import core
 from ember.core import Tensor
 
-from .optimizer import Optimizer, scalar_dtype, use_grad_for_differentiable
+from .optimizer import Optimizer, use_grad_for_differentiable
 from .paths import (
     as_real,
     as_real_lists,
     check_capturable,
+    get_value,
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
+    step_tensor,
+    steps_to_tensors,
     to_scalar,
 )
 
@@ -29,29 +32,6 @@ def check_state_steps(state_steps: list[Any]) -> None:
     if not all(isinstance(t, Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
                            "singleton tensors")
-
-
-def new_step(p: Tensor, on_device: bool) -> Tensor:
-    """A fresh ``step`` counter: a 0-d scalar-dtype tensor, on ``p``'s device if asked."""
-    if on_device:
-        return core.zeros((), dtype=scalar_dtype(), device=p.device)
-    return core.zeros((), dtype=scalar_dtype())
-
-
-def steps_to_tensors(optimizer: Optimizer, on_device_key: str | None) -> None:
-    """Old state dicts kept ``step`` as a number; make it a tensor as torch does."""
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            p_state = optimizer.state.get(p, [])
-            if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                on_device = bool(on_device_key and group[on_device_key])
-                p_state["step"] = core.tensor(float(p_state["step"]), dtype=scalar_dtype(),
-                                              device=p.device if on_device else None)
-
-
-def scalar_value(lr: Any) -> Any:
-    """A tensor ``lr`` as the Python number torch's Scalar arguments make of it."""
-    return lr.item() if isinstance(lr, Tensor) else lr
 
 
 class RMSprop(Optimizer):
@@ -105,7 +85,7 @@ class RMSprop(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = new_step(p, group["capturable"])
+                state["step"] = step_tensor(p, 0.0, group["capturable"])
                 state["square_avg"] = core.zeros_like(p)
                 if group["momentum"] > 0:
                     state["momentum_buffer"] = core.zeros_like(p)
@@ -261,4 +241,4 @@ def _multi_tensor_rmsprop(params: list[Tensor], grads: list[Tensor],
             core._foreach_div_(avg, -lr)
             core._foreach_addcdiv_(device_params, device_grads, avg)
         else:
-            core._foreach_addcdiv_(device_params, device_grads, avg, value=-scalar_value(lr))
+            core._foreach_addcdiv_(device_params, device_grads, avg, value=-get_value(lr))

@@ -18,9 +18,11 @@ from .paths import (
     group_tensors_by_device_and_dtype,
     pick_path,
     run_one_pass,
+    step_tensor,
+    steps_to_tensors,
     to_scalar,
 )
-from .rmsprop import check_state_steps, new_step, steps_to_tensors
+from .rmsprop import check_state_steps
 
 __all__ = ["Rprop", "rprop"]
 
@@ -76,7 +78,7 @@ class Rprop(Optimizer):
             grads.append(grad)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = new_step(p, group["capturable"])
+                state["step"] = step_tensor(p, 0.0, group["capturable"])
                 state["prev"] = core.zeros_like(p)
                 state["step_size"] = core.full_like(grad, _initial_step_size(p, group["lr"]))
             prevs.append(state["prev"])

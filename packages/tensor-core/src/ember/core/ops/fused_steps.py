@@ -32,7 +32,6 @@ import numpy as np
 
 from ..device import xp_of
 from ..dispatch import Op, register
-from ..tensor import Tensor
 from .fused_optimizers import _F32, _LOW, _checked, _flat, _store, _tensor_list, fma
 
 __all__ = ["Step", "Operand", "register_step"]
@@ -186,8 +185,3 @@ def register_step(step: Step) -> Callable[..., None]:
     fn.__name__ = fn.__qualname__ = step.name
     fn.__doc__ = step.doc
     return fn
-
-
-def numbers_of(x: Any) -> Any:
-    """A Tensor's value or a number, as a float (the options the optimizers pass)."""
-    return x.item() if isinstance(x, Tensor) else float(x)
